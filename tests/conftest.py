@@ -1,0 +1,26 @@
+"""Shared test setup.
+
+Hermetic by default: the autouse fixture below clears every environment variable the product
+reads, so a developer's shell cannot change a test's outcome (httpx's `clean_environ`).
+The real components (control plane, Prometheus, Alertmanager) and the wire-level stand-ins
+(Slack Web API, OpenAI-compatible server) come from the plugins in tests/support/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+pytest_plugins: list[str] = []
+
+_PRODUCT_ENV_PREFIXES = ("TRIAGE_", "SLACK_", "OPENAI_", "KUBECONFIG", "PROMETHEUS_")
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in list(os.environ):
+        if name.startswith(_PRODUCT_ENV_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    yield

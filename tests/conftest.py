@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins: list[str] = ["tests.support.observability"]
+pytest_plugins: list[str] = ["tests.support.observability", "tests.support.fake_slack"]
 
 _PRODUCT_ENV_PREFIXES = ("TRIAGE_", "SLACK_", "OPENAI_", "KUBECONFIG", "PROMETHEUS_")
 

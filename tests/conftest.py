@@ -13,7 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins: list[str] = ["tests.support.observability", "tests.support.fake_slack"]
+pytest_plugins: list[str] = [
+    "tests.support.observability",
+    "tests.support.fake_slack",
+    "tests.support.scenarios",
+]
 
 _PRODUCT_ENV_PREFIXES = ("TRIAGE_", "SLACK_", "OPENAI_", "KUBECONFIG", "PROMETHEUS_")
 

@@ -17,6 +17,7 @@ pytest_plugins: list[str] = [
     "tests.support.observability",
     "tests.support.fake_slack",
     "tests.support.scenarios",
+    "tests.support.fake_openai",
 ]
 
 _PRODUCT_ENV_PREFIXES = ("TRIAGE_", "SLACK_", "OPENAI_", "KUBECONFIG", "PROMETHEUS_")

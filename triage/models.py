@@ -1,0 +1,139 @@
+"""The words of DESIGN.md as types: Goal, Evidence, RCADraft and their parts.
+
+These are the contracts between intake, planners, the judge and every surface. Evidence is a
+tool outcome with an id; a claim may cite only evidence ids, and only evidence whose status is
+`ok` can support a claim (the judge checks this; the rules planner never cites anything else).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.results import ErrorKind, ToolResult, ToolStatus
+
+
+class RequestKind(StrEnum):
+    CASUAL = "casual"  # "thanks", "hi": answered, never investigated
+    FIND_TELL = "find_tell"  # "why is X broken": an answer, judged by the answer
+    KEEP_SEND_CHANGE = "keep_send_change"  # write the RCA, restart, scale…: checked in the cluster
+
+
+class Deliverable(StrEnum):
+    RCA = "rca"
+    ANSWER = "answer"
+    MUTATION = "mutation"
+
+
+class Workload(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    kind: str | None = None  # Deployment, Service, Job … when the request says
+    name: str
+
+
+class Scope(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    cluster: str | None = None
+    namespace: str | None = None
+    workloads: tuple[Workload, ...] = ()
+    since: float | None = Field(default=None, description="Window start, unix seconds.")
+    until: float | None = Field(default=None, description="Window end, unix seconds.")
+
+
+class Goal(BaseModel):
+    """What was asked, kept in the user's own words for the judge."""
+
+    model_config = ConfigDict(frozen=True)
+    words: str
+    kind: RequestKind
+    scope: Scope
+    deliverables: tuple[Deliverable, ...]
+    mutations_named: tuple[str, ...] = ()
+
+
+class Evidence(BaseModel):
+    """One tool outcome, as recorded: what ran, what came back, how it ended."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    tool: str
+    args: dict[str, Any]
+    status: ToolStatus
+    excerpt: str
+    digest: str
+    error_kind: ErrorKind | None = None
+    data: Any = Field(default=None, exclude=False)
+
+    @classmethod
+    def from_result(cls, evidence_id: str, result: ToolResult) -> Evidence:
+        return cls(
+            id=evidence_id,
+            tool=result.tool,
+            args=result.args,
+            status=result.status,
+            excerpt=result.excerpt,
+            digest=result.raw_digest,
+            error_kind=result.error_kind,
+            data=result.data,
+        )
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ToolStatus.OK
+
+
+class Claim(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    text: str
+    evidence: tuple[str, ...] = Field(min_length=1, description="Ids of the evidence it rests on.")
+
+
+class TimelineEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    at: str
+    what: str
+    evidence: tuple[str, ...] = ()
+
+
+class MutationProposal(BaseModel):
+    """A typed remediation the ledger could execute; proposing is never executing."""
+
+    model_config = ConfigDict(frozen=True)
+    action: Literal["rollout_restart", "scale", "rollback", "delete_pod", "silence_create", "none"]
+    target: str = Field(description="kind/namespace/name of what would change")
+    args: dict[str, Any] = Field(default_factory=dict)
+    rationale: str
+
+
+class RCADraft(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    title: str
+    summary: str
+    root_cause_class: str = Field(description="e.g. oom_killed, bad_rollout, no_fault")
+    impact: str
+    timeline: tuple[TimelineEntry, ...] = ()
+    root_cause: tuple[Claim, ...] = ()
+    contributing_factors: tuple[Claim, ...] = ()
+    remediation: tuple[MutationProposal, ...] = ()
+    follow_ups: tuple[str, ...] = ()
+    inconclusive: bool = False
+    checked: tuple[str, ...] = Field(
+        default=(), description="What was looked at, in plain words, for an honest reader."
+    )
+    unavailable: tuple[str, ...] = Field(
+        default=(), description="Sources that could not be consulted (e.g. Prometheus down)."
+    )
+    nonexistent: tuple[str, ...] = Field(
+        default=(), description="Things the request named that do not exist."
+    )
+    planner: str = "rules"
+
+    def cited_ids(self) -> set[str]:
+        ids: set[str] = set()
+        for claim in (*self.root_cause, *self.contributing_factors):
+            ids.update(claim.evidence)
+        for entry in self.timeline:
+            ids.update(entry.evidence)
+        return ids

@@ -23,6 +23,17 @@ def test_rate_of_5xx_is_one_per_second_now_and_zero_an_hour_ago(
     assert [float(r["value"][1]) for r in before_result] == [pytest.approx(0.0)]
 
 
+def test_the_incident_is_still_current_later_in_the_session(prometheus: PrometheusServer) -> None:
+    # The factory continues series past "now", so a query at the wall clock half an hour into
+    # a long session still sees the 5xx rate instead of "no data".
+    assert prometheus.now is not None
+    query = 'rate(triage_test_requests_total{code="503"}[5m])'
+
+    later = prometheus.query(query, at=prometheus.now + 1800)
+
+    assert [float(r["value"][1]) for r in later] == [pytest.approx(1.0)]
+
+
 def test_error_ratio_through_prometheus_connect(prometheus: PrometheusServer) -> None:
     assert prometheus.now is not None
     client = PrometheusConnect(url=prometheus.url, disable_ssl=True, timeout=5)

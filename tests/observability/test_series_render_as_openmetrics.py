@@ -76,3 +76,32 @@ def test_one_name_with_two_types_is_refused() -> None:
 
     with pytest.raises(ValueError, match="both gauge and counter"):
         openmetrics_from_series(series, now=0.0)
+
+
+def test_extension_continues_counters_at_their_rate_and_holds_gauges() -> None:
+    series = [
+        Series(name="c_total", type="counter", samples=[(-60, 10), (0, 16)]),
+        Series(name="g", type="gauge", samples=[(-60, 3), (0, 5)]),
+        Series(name="one", type="gauge", samples=[(-30, 7)]),
+    ]
+
+    lines = openmetrics_from_series(series, now=1000.0, extend_for=120).splitlines()
+
+    assert [line for line in lines if line.startswith("c_total")][-2:] == [
+        "c_total 22.0 1060",
+        "c_total 28.0 1120",
+    ]
+    assert [line for line in lines if line.startswith("g ")][-2:] == ["g 5.0 1060", "g 5.0 1120"]
+    assert [line for line in lines if line.startswith("one")] == [
+        "one 7.0 970",
+        "one 7.0 1030",
+        "one 7.0 1090",
+    ]
+
+
+def test_a_counter_that_just_reset_is_extended_flat() -> None:
+    series = Series(name="c_total", type="counter", samples=[(-60, 10), (0, 2)])
+
+    lines = openmetrics_from_series([series], now=0.0, extend_for=60).splitlines()
+
+    assert lines[-2] == "c_total 2.0 60"

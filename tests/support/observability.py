@@ -12,6 +12,11 @@ head starts empty (there are no scrape targets), so nothing overlaps and range q
 last hours, including the most recent minutes, are served from the blocks. Retention is set far
 beyond any scenario. Each server gets its own free 127.0.0.1 port and data dir.
 
+Time keeps running during a session while the data stops at "now": an instant query sees the
+newest sample only within Prometheus' 5 min lookback. So the factory, by default, continues each
+series for an hour past "now" (counters at their last rate, gauges flat; `extend_for=0` turns
+that off), and tests that need exact figures query at `server.now`.
+
 Python API:
 - `Series` / `openmetrics_from_series(series, now)` render series for the backfill.
 - `start_prometheus(openmetrics, workdir=...) -> PrometheusServer` (`.url`, `.stop()`, `.kill()`,
@@ -44,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 __all__ = [
     "BUILTIN_SERIES",
+    "DEFAULT_EXTEND_FOR",
     "AlertmanagerServer",
     "ObservabilityError",
     "PrometheusFactory",
@@ -153,12 +159,40 @@ def _format_timestamp(ts: float) -> str:
     return text or "0"
 
 
-def openmetrics_from_series(series: Sequence[Series], now: float) -> str:
+def _extended(series: Series, extend_for: float) -> list[tuple[float, float]]:
+    """The samples plus a continuation up to `extend_for` seconds after "now": same step as the
+    last two samples (60 s for a single sample); counters keep their last slope (0 after a
+    reset), gauges hold their last value."""
+    samples = list(series.samples)
+    if extend_for <= 0:
+        return samples
+    last_offset, last_value = samples[-1]
+    step, slope = 60.0, 0.0
+    if len(samples) > 1:
+        prev_offset, prev_value = samples[-2]
+        step = last_offset - prev_offset
+        if series.type == "counter" and last_value >= prev_value:
+            slope = (last_value - prev_value) / step
+    k = 1
+    while last_offset + k * step <= extend_for:
+        samples.append((last_offset + k * step, last_value + slope * k * step))
+        k += 1
+    return samples
+
+
+def openmetrics_from_series(
+    series: Sequence[Series], now: float, *, extend_for: float = 0.0
+) -> str:
     """Render `series` as OpenMetrics text for promtool, with timestamps `now + offset` (seconds).
 
     Series sharing a name are grouped into one metric family (OpenMetrics requires families to be
     contiguous); the text always ends with `# EOF`. Raises ValueError if two series with the same
     name disagree on the type, or the same name and labels appear twice.
+
+    `extend_for` (seconds, default 0 = exactly the given samples) continues every series past
+    "now" (counters at their last rate, gauges flat), so queries at the wall clock still find
+    current data while a long test session runs: without it an instant query sees the newest
+    sample only within Prometheus' 5 min lookback, and `rate(x[5m])` at `now + 5m` is empty.
     """
     families: dict[str, list[Series]] = {}
     for s in series:
@@ -181,7 +215,7 @@ def openmetrics_from_series(series: Sequence[Series], now: float) -> str:
             selector = f"{name}{{{label_text}}}" if label_text else name
             lines.extend(
                 f"{selector} {_format_value(value)} {_format_timestamp(now + offset)}"
-                for offset, value in s.samples
+                for offset, value in _extended(s, extend_for)
             )
     lines.append("# EOF")
     return "\n".join(lines) + "\n"
@@ -583,6 +617,11 @@ BUILTIN_SERIES: list[Series] = [
 ]
 
 
+#: How long the factory continues series past "now" by default (seconds): one hour covers a
+#: long test session, so the product's queries at the wall clock keep seeing "current" data.
+DEFAULT_EXTEND_FOR = 3600.0
+
+
 class PrometheusFactory:
     """Starts Prometheus servers for tests; every server is stopped at session end."""
 
@@ -591,18 +630,25 @@ class PrometheusFactory:
         self.servers: list[PrometheusServer] = []
 
     def __call__(
-        self, series: Sequence[Series] | str, *, now: float | None = None, name: str = "prom"
+        self,
+        series: Sequence[Series] | str,
+        *,
+        now: float | None = None,
+        name: str = "prom",
+        extend_for: float = DEFAULT_EXTEND_FOR,
     ) -> PrometheusServer:
         """Start a server with `series` (rendered at `now`) or with raw OpenMetrics text.
 
         `now` defaults to the current time truncated to whole seconds, so queries at integer
-        timestamps (what most clients send) land exactly on samples.
+        timestamps (what most clients send) land exactly on samples. `extend_for` continues the
+        series past `now` (see `openmetrics_from_series`); pass 0 for exactly the given samples.
         """
         if isinstance(series, str):
             text, used_now, kept = series, now, []
         else:
             used_now = float(math.floor(time.time())) if now is None else now
-            text, kept = openmetrics_from_series(series, used_now), list(series)
+            text = openmetrics_from_series(series, used_now, extend_for=extend_for)
+            kept = list(series)
         server = start_prometheus(text, workdir=self._make_workdir(name))
         server.now, server.series = used_now, kept
         self.servers.append(server)

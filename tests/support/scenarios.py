@@ -17,6 +17,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -345,17 +346,31 @@ def create_event(api: ApiClient, namespace: str, step: EventStep) -> None:
     _request(api, "POST", _path("Event", namespace), body=event, allow=(409,))
 
 
-def write_logs(control_plane: Any, api: ApiClient, namespace: str, spec: LogSpec) -> int:
-    """Writes the spec's lines for every matching pod; returns how many pods got them."""
-    pods = list_pods(api, namespace, spec.selector)
-    for pod in pods:
-        name = pod["metadata"]["name"]
+def write_logs(
+    control_plane: Any,
+    api: ApiClient,
+    namespace: str,
+    spec: LogSpec,
+    done: set[str] | None = None,
+) -> int:
+    """Writes the spec's lines for every matching pod not in `done` (pod UIDs, updated).
+
+    Returns how many pods got lines now. `{pod}` and `{namespace}` in a line are substituted.
+    """
+    written = 0
+    for pod in list_pods(api, namespace, spec.selector):
+        name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+        if done is not None and uid in done:
+            continue
         for previous, lines in ((True, spec.previous), (False, spec.current)):
             if lines is None:
                 continue
             rendered = [ln.replace("{pod}", name).replace("{namespace}", namespace) for ln in lines]
             control_plane.set_pod_logs(namespace, name, spec.container, rendered, previous=previous)
-    return len(pods)
+        if done is not None:
+            done.add(uid)
+        written += 1
+    return written
 
 
 def _namespace_digest(api: ApiClient, namespace: str) -> str | None:
@@ -378,13 +393,14 @@ def apply_scenario(control_plane: Any, scenario: Scenario, *, reuse: bool = True
     if reuse and existing == digest:
         ok, _ = conditions_hold(api, namespace, scenario.wait_for.conditions)
         if ok:
-            _write_all_logs(control_plane, api, scenario)
+            _log_writer(control_plane, api, scenario)()
             return
     if existing is not None or _request(
         api, "GET", f"/api/v1/namespaces/{namespace}", allow=(404,)
     ):
         control_plane.delete_namespace(namespace)
     control_plane.create_namespace(namespace)
+    write_logs_once = _log_writer(control_plane, api, scenario)
     control_plane.apply(namespace, [_with_scenario_label(o, scenario) for o in scenario.objects])
     for step in scenario.after_apply:
         if isinstance(step, WaitStep):
@@ -394,6 +410,7 @@ def apply_scenario(control_plane: Any, scenario: Scenario, *, reuse: bool = True
                 step.conditions,
                 step.timeout_s,
                 f"scenario {scenario.name}: wait step",
+                on_poll=write_logs_once,
             )
         else:
             _apply_step(api, namespace, step)
@@ -403,9 +420,9 @@ def apply_scenario(control_plane: Any, scenario: Scenario, *, reuse: bool = True
         scenario.wait_for.conditions,
         scenario.wait_for.timeout_s,
         f"scenario {scenario.name}",
-        on_poll=lambda: _write_all_logs(control_plane, api, scenario),
+        on_poll=write_logs_once,
     )
-    _write_all_logs(control_plane, api, scenario)
+    write_logs_once()
     _request(
         api,
         "PATCH",
@@ -415,9 +432,15 @@ def apply_scenario(control_plane: Any, scenario: Scenario, *, reuse: bool = True
     )
 
 
-def _write_all_logs(control_plane: Any, api: ApiClient, scenario: Scenario) -> None:
-    for spec in scenario.logs:
-        write_logs(control_plane, api, scenario.namespace, spec)
+def _log_writer(control_plane: Any, api: ApiClient, scenario: Scenario) -> Callable[[], None]:
+    """Writes each log spec once per pod, however often it is called (pods appear over time)."""
+    done: list[set[str]] = [set() for _ in scenario.logs]
+
+    def write() -> None:
+        for spec, seen in zip(scenario.logs, done, strict=True):
+            write_logs(control_plane, api, scenario.namespace, spec, seen)
+
+    return write
 
 
 def _with_scenario_label(obj: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
@@ -453,9 +476,20 @@ def scenario_prometheus(
 
 @pytest.fixture(scope="session")
 def loaded_scenarios(control_plane: Any, scenarios: list[Scenario]) -> dict[str, LoadedScenario]:
-    """Every scenario applied once per session into scn-<name>, each in its claimed state."""
-    loaded = {}
-    for scenario in scenarios:
-        apply_scenario(control_plane, scenario)
-        loaded[scenario.name] = LoadedScenario(scenario.namespace, scenario)
-    return loaded
+    """Every scenario applied once per session into scn-<name>, each in its claimed state.
+
+    Scenarios are applied concurrently (each waits on its own controllers); the first failure
+    is raised after the others finished, naming its scenario.
+    """
+    return load_all(control_plane, scenarios)
+
+
+def load_all(
+    control_plane: Any, scenarios: Sequence[Scenario], *, workers: int = 8
+) -> dict[str, LoadedScenario]:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scenario") as pool:
+        futures = {s.name: pool.submit(apply_scenario, control_plane, s) for s in scenarios}
+    errors = [f"{name}: {f.exception()}" for name, f in futures.items() if f.exception()]
+    if errors:
+        raise ScenarioError("scenarios not loaded:\n" + "\n".join(errors))
+    return {s.name: LoadedScenario(s.namespace, s) for s in scenarios}

@@ -128,3 +128,22 @@ def test_streaming_sends_deltas_finish_and_usage(openai_server: FakeOpenAI) -> N
     assert chunks[0]["choices"][0]["delta"]["tool_calls"][0]["id"] == "call_x"
     assert chunks[1]["choices"][0]["finish_reason"] == "tool_calls"
     assert chunks[2]["usage"]["total_tokens"] > 0
+
+
+def test_a_slow_reply_abandoned_by_the_client_does_not_leak_past_reset(
+    openai_server: FakeOpenAI,
+) -> None:
+    openai_server.reply("late", delay=1.5)
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(
+            f"{openai_server.base_url}/chat/completions",
+            headers={"Authorization": f"Bearer {openai_server.api_key}"},
+            json={"model": "m", "messages": []},
+            timeout=0.3,
+        )
+
+    openai_server.reset()
+    openai_server.reply("fresh")
+
+    assert _chat(openai_server, "next").json()["choices"][0]["message"]["content"] == "fresh"
+    assert len(openai_server.requests) == 1

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import urllib.error
 
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
 )
+from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.support.fake_slack import FakeSlack
 
@@ -103,3 +106,33 @@ def test_reset_forgets_state_between_tests(slack_api: FakeSlack) -> None:
     assert slack_api.calls == {}
     assert slack_api.messages == {}
     assert slack_api.faults == []
+
+
+def test_async_client_retries_after_retry_after_and_survives_a_reset(slack_api: FakeSlack) -> None:
+    async def run() -> str:
+        client = AsyncWebClient(token=slack_api.token, base_url=slack_api.base_url, timeout=5)
+        client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=1))
+        posted = await client.chat_postMessage(channel="C1", text="Investigating")
+        slack_api.inject("chat.update", status=429, retry_after=1)
+        await client.chat_update(channel="C1", ts=posted["ts"], text="Verified")
+        return str(posted["ts"])
+
+    ts = asyncio.run(run())
+
+    assert [c.outcome for c in slack_api.log] == ["ok", "http_429", "ok"]
+    assert slack_api.message("C1", ts)["text"] == "Verified"  # type: ignore[index]
+
+
+def test_a_slow_reply_trips_the_client_timeout(slack_api: FakeSlack) -> None:
+    client = WebClient(token=slack_api.token, base_url=slack_api.base_url, timeout=1)
+    client.retry_handlers.clear()
+    slack_api.inject("chat.postMessage", delay=2)
+
+    with pytest.raises(TimeoutError):
+        client.chat_postMessage(channel="C1", text="hi")
+
+    # The abandoned request must not land in the next test's state.
+    slack_api.reset()
+    time.sleep(1.5)
+    assert slack_api.messages == {}
+    assert slack_api.log == []

@@ -67,7 +67,8 @@ class FakeOpenAI:
         self.api_key = api_key
         self.models = list(models)
         self._lock = threading.Lock()
-        self._closing = threading.Event()
+        # Set by reset()/stop(): cuts a slow reply short so it cannot leak into the next test.
+        self._wake = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -92,14 +93,16 @@ class FakeOpenAI:
         return self
 
     def stop(self) -> None:
-        self._closing.set()
+        self._wake.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
     def reset(self) -> None:
-        """Drop queued replies and recorded requests."""
+        """Drop queued replies and recorded requests; cut slow replies short."""
         with self._lock:
+            self._wake.set()
+            self._wake = threading.Event()
             self._queue: deque[_Scripted] = deque()
             self.requests: list[dict[str, Any]] = []
             self.raw_requests: list[bytes] = []
@@ -193,8 +196,9 @@ class FakeOpenAI:
                 self.unexpected += 1
             return (body if isinstance(body, dict) else None), item
 
-    def _sleep(self, seconds: float) -> None:
-        self._closing.wait(seconds)
+    def _sleep(self, seconds: float) -> bool:
+        """Wait `seconds`; False if reset or stopped meanwhile (the reply is stale)."""
+        return not self._wake.wait(seconds)
 
     def completion(self, request: dict[str, Any], item: _Scripted, raw_size: int) -> dict[str, Any]:
         """The chat.completion object for a scripted message."""
@@ -314,8 +318,9 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if item is None:
                 self._send(500, _error_body("fake_openai: no scripted reply left"))
                 return
-            if item.delay:
-                server._sleep(item.delay)
+            if item.delay and not server._sleep(item.delay):
+                self.close_connection = True
+                return
             if item.kind != "message":
                 self._send(item.status, item.body)
                 return

@@ -91,6 +91,8 @@ class FakeSlack:
     def __init__(self, token: str = DEFAULT_TOKEN) -> None:
         self.token = token
         self._lock = threading.RLock()
+        # Set by reset()/stop(): cuts a delayed reply short so it cannot leak into the next test.
+        self._wake = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -115,13 +117,16 @@ class FakeSlack:
         return self
 
     def stop(self) -> None:
+        self._wake.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
     def reset(self) -> None:
-        """Forget every message, file, call and pending fault."""
+        """Forget every message, file, call and pending fault; drop delayed replies."""
         with self._lock:
+            self._wake.set()
+            self._wake = threading.Event()
             self.calls: Counter[str] = Counter()
             self.log: list[SlackCall] = []
             self.messages: dict[str, list[dict[str, Any]]] = {}
@@ -210,7 +215,9 @@ class FakeSlack:
         fault = self._take_fault(method)
         if fault is not None:
             if fault.delay:
-                time.sleep(fault.delay)
+                wake = self._wake
+                if wake.wait(fault.delay):
+                    raise _ResetConnection  # reset or stopped meanwhile: this reply is stale
             if fault.reset and fault.applied:
                 self._apply(method, params, token, call)
             reply = self._fault_reply(fault, call)
@@ -498,13 +505,16 @@ def _handler_for(server: FakeSlack) -> type[BaseHTTPRequestHandler]:
         def _send(
             self, status: int, body: bytes, content_type: str, headers: dict[str, str]
         ) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up (timeout test)
 
         def _reset(self) -> None:
             # SO_LINGER 0 then close: the kernel answers with RST, no FIN, no response bytes.

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from triage.models import Deliverable, Goal, RequestKind, Scope, Workload
 
 _CASUAL = re.compile(
-    r"^\s*(thanks?( you)?|thx|ty|cheers|hi|hello|hey|ok(ay)?|cool|nice|great|good (job|bot)|"
-    r"👍|🙏|lol)[\s!.,🙏👍]*$",
+    r"^\s*((thanks?( you)?|thx|ty|cheers|hi|hello|hey|ok(ay)?|cool|nice|great|good (job|bot)|"
+    r"👍|🙏|lol)[\s!.,🙏👍]*)+$",
     re.I,
 )
 _MUTATIONS = {
@@ -29,6 +29,7 @@ _RCA = re.compile(r"\b(rca|root[- ]cause|post-?mortem|incident report)\b", re.I)
 _WRITE = re.compile(r"\b(write|draft|file|submit|create|produce)\b", re.I)
 _NAME = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 _NS_PATTERNS = (
+    re.compile(rf"\b{_NAME}\.(?P<ns>{_NAME})\.svc\b", re.I),
     re.compile(rf"\bnamespace[:= ]+[`'\"]?(?P<ns>{_NAME})\b", re.I),
     re.compile(rf"\b-n\s+(?P<ns>{_NAME})\b"),
     re.compile(rf"\b(?P<ns>{_NAME})\s+namespace\b", re.I),
@@ -46,18 +47,55 @@ _KIND_WORDS = {
     "pvc": "PersistentVolumeClaim",
 }
 _KIND_NAME = re.compile(
-    rf"\b(?P<kind>{'|'.join(_KIND_WORDS)})[/ ]+[`'\"]?(?P<name>{_NAME})\b", re.I
+    rf"\b((?P<kind>deployment|service|statefulset|daemonset)\s+|"
+    rf"(?P<kind2>{'|'.join(_KIND_WORDS)})/)[`'\"]?(?P<name>{_NAME})\b",
+    re.I,
 )
+_SVC_DNS = re.compile(rf"\b(?P<name>{_NAME})\.{_NAME}\.svc\b", re.I)
 _HYPHENATED = re.compile(r"(?<![\w/.-])(?P<name>[a-z][a-z0-9]*(-[a-z0-9]+)+)(?![\w/.-])")
 _NOT_NAMES = {
-    "crash-loop", "crash-looping", "read-only", "root-cause", "post-mortem", "on-call",
-    "follow-up", "roll-back", "re-deploy", "out-of-memory", "time-out", "so-called",
-    "up-to-date", "in-flight", "right-now", "non-zero", "half-open", "long-running",
-}  # fmt: skip
+    "crash-loop",
+    "crash-looping",
+    "read-only",
+    "root-cause",
+    "post-mortem",
+    "on-call",
+    "follow-up",
+    "roll-back",
+    "re-deploy",
+    "out-of-memory",
+    "time-out",
+    "so-called",
+    "up-to-date",
+    "in-flight",
+    "right-now",
+    "non-zero",
+    "half-open",
+    "long-running",
+}
 _STOP_NS = {
-    "the", "a", "an", "my", "our", "this", "that", "it", "there", "here", "production", "order",
-    "time", "minutes", "hours", "seconds", "progress", "between", "front", "general", "place",
-}  # fmt: skip
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "this",
+    "that",
+    "it",
+    "there",
+    "here",
+    "production",
+    "order",
+    "time",
+    "minutes",
+    "hours",
+    "seconds",
+    "progress",
+    "between",
+    "front",
+    "general",
+    "place",
+}
 _SINCE_CLOCK = re.compile(r"\bsince\s+(?P<h>\d{1,2}):(?P<m>\d{2})\b", re.I)
 _LAST = re.compile(
     r"\b(last|past)\s+(?P<n>\d+)\s*(?P<u>m|min|mins|minutes?|h|hrs?|hours?|d|days?)\b", re.I
@@ -88,10 +126,13 @@ def _namespace(words: str) -> str | None:
 
 def _workloads(words: str, namespace: str | None) -> tuple[Workload, ...]:
     found: dict[str, Workload] = {}
+    for m in _SVC_DNS.finditer(words):
+        found[m.group("name").lower()] = Workload(kind="Service", name=m.group("name").lower())
     for m in _KIND_NAME.finditer(words):
         name = m.group("name").lower()
         if name != namespace:
-            found[name] = Workload(kind=_KIND_WORDS[m.group("kind").lower()], name=name)
+            kind = (m.group("kind") or m.group("kind2")).lower()
+            found[name] = Workload(kind=_KIND_WORDS[kind], name=name)
     for m in _HYPHENATED.finditer(words):
         name = m.group("name").lower()
         if name not in found and name != namespace and name not in _NOT_NAMES:

@@ -109,9 +109,14 @@ def follow_ups(goal: Goal, facts: Facts, now: float) -> list[ToolCall]:
             crashed = c["restarts"] > 0 or c["last_terminated"] is not None
             if crashed:
                 calls.append(
-                    _call("k8s.logs", namespace=ns, pod=pod["name"], container=c["name"],
-                          previous=True)
-                )  # fmt: skip
+                    _call(
+                        "k8s.logs",
+                        namespace=ns,
+                        pod=pod["name"],
+                        container=c["name"],
+                        previous=True,
+                    )
+                )
             if crashed or pod["phase"] in ("Running", "Failed"):
                 calls.append(_call("k8s.logs", namespace=ns, pod=pod["name"], container=c["name"]))
         if problem == "Pending":

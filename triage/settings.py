@@ -85,7 +85,20 @@ class Settings(BaseSettings):
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
     state: StateSettings = Field(default_factory=StateSettings)
+    kubeconfig_env: Path | None = Field(
+        default=None,
+        validation_alias="KUBECONFIG",
+        description="The standard $KUBECONFIG, used when kube.kubeconfig is not set.",
+    )
     redaction_patterns: list[str] = Field(
         default_factory=list,
         description="Extra regular expressions whose matches are redacted everywhere.",
     )
+
+    def kubeconfig_path(self) -> Path | None:
+        """The kubeconfig to use: TRIAGE_KUBE__KUBECONFIG, else $KUBECONFIG (first entry)."""
+        if self.kube.kubeconfig is not None:
+            return self.kube.kubeconfig
+        if self.kubeconfig_env is not None and str(self.kubeconfig_env):
+            return Path(str(self.kubeconfig_env).split(os.pathsep)[0])
+        return None

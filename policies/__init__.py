@@ -1,0 +1,1 @@
+"""What an operator may configure: YAML policies and their schema."""

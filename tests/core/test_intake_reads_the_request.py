@@ -1,0 +1,65 @@
+"""Intake turns a message into a Goal: kind, scope and deliverables, the words kept verbatim."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from triage.intake import parse
+from triage.models import Deliverable, RequestKind
+
+NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize("words", ["thanks!", "thank you", "hi", "👍", "ok cool"])
+def test_casual_messages_are_not_investigated(words: str) -> None:
+    goal = parse(words, now=NOW)
+    assert goal.kind is RequestKind.CASUAL
+    assert goal.deliverables == ()
+    assert goal.scope.workloads == ()
+
+
+def test_a_request_to_write_the_rca_keeps_something() -> None:
+    words = "@triage checkout-api in prod returns 503 since 14:05, find out why and write the RCA"
+    goal = parse(words, now=NOW)
+    assert goal.words == words
+    assert goal.kind is RequestKind.KEEP_SEND_CHANGE
+    assert Deliverable.RCA in goal.deliverables
+    assert goal.scope.namespace == "prod"
+    assert [w.name for w in goal.scope.workloads] == ["checkout-api"]
+    # since 14:05 today, with half an hour before it for causes
+    assert goal.scope.since == datetime(2026, 11, 29, 13, 35, tzinfo=UTC).timestamp()
+    assert goal.scope.until == NOW
+
+
+def test_a_question_is_find_tell() -> None:
+    goal = parse("why is deployment payments crash-looping in namespace shop?", now=NOW)
+    assert goal.kind is RequestKind.FIND_TELL
+    assert goal.deliverables == (Deliverable.ANSWER,)
+    assert goal.scope.namespace == "shop"
+    assert goal.scope.workloads[0].kind == "Deployment"
+    assert goal.scope.workloads[0].name == "payments"
+
+
+def test_mutations_are_named() -> None:
+    goal = parse("please restart checkout-api in prod and silence the alert", now=NOW)
+    assert goal.kind is RequestKind.KEEP_SEND_CHANGE
+    assert set(goal.mutations_named) == {"rollout_restart", "silence_create"}
+
+
+def test_explicit_namespace_wins_and_last_window_is_read() -> None:
+    goal = parse("errors in the last 30 minutes in staging", now=NOW, namespace="prod")
+    assert goal.scope.namespace == "prod"
+    assert goal.scope.since == NOW - 1800
+
+
+def test_service_dns_names_give_namespace_and_service() -> None:
+    goal = parse("calls to checkout.shop.svc fail with connection refused", now=NOW)
+    assert goal.scope.namespace == "shop"
+    assert [(w.kind, w.name) for w in goal.scope.workloads] == [("Service", "checkout")]
+
+
+def test_common_hyphenated_words_are_not_workloads() -> None:
+    goal = parse("the pods are crash-looping in namespace shop, find the root-cause", now=NOW)
+    assert goal.scope.workloads == ()

@@ -1,0 +1,305 @@
+"""The `triage` command: investigate a live cluster, record a bundle, or replay the demo.
+
+Errors a user can fix are one plain line saying what to do, with a distinct exit status:
+0 a root cause (or "no fault found") was established, 1 inconclusive, 2 usage or
+configuration error (no kubeconfig, no namespace), 3 the apiserver is unreachable or refused
+us, 4 the namespace does not exist.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from kubernetes import config as kube_config
+from kubernetes.config.config_exception import ConfigException
+from rich.console import Console
+
+from tools.k8s_read import KubeReader
+from tools.prometheus import PrometheusReader
+from tools.read import ReadRegistry, ReadTools
+from tools.redact import Redactor
+from tools.results import ErrorKind
+from triage import render
+from triage.bundle import Bundle, RecordingTools, ReplayTools, demo_dir, demo_names
+from triage.graph import RunResult, run_investigation
+from triage.planner_rules import RulesPlanner
+from triage.settings import Settings
+
+EXIT_OK = 0
+EXIT_INCONCLUSIVE = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_NOT_FOUND = 4
+
+app = typer.Typer(
+    name="triage",
+    help="Incident triage for Kubernetes: evidence-backed root-cause analyses.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class Output(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def live_tools(
+    settings: Settings, context: str | None, prometheus_url: str | None
+) -> tuple[ReadRegistry, str]:
+    """The live read registry from the kubeconfig; raises typer.Exit with a plain message."""
+    kubeconfig = settings.kubeconfig_path()
+    try:
+        api_client = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=str(kubeconfig) if kubeconfig else None,
+            context=context or settings.kube.context,
+            persist_config=False,
+        )
+    except (ConfigException, FileNotFoundError) as e:
+        where = kubeconfig or "~/.kube/config"
+        raise _fail(
+            f"no usable kubeconfig at {where} ({e}). Set KUBECONFIG or pass --kubeconfig.",
+            EXIT_USAGE,
+        ) from e
+    redactor = Redactor(settings.redaction_patterns)
+    kube = KubeReader(
+        api_client,
+        timeout_s=settings.kube.timeout_s,
+        page_size=settings.kube.page_size,
+        max_items=settings.kube.max_items,
+        redactor=redactor,
+    )
+    url = prometheus_url or settings.prometheus.url
+    prom = (
+        PrometheusReader(
+            url,
+            timeout_s=settings.prometheus.timeout_s,
+            max_points=settings.prometheus.max_points,
+            redactor=redactor,
+        )
+        if url
+        else None
+    )
+    source = f"apiserver {api_client.configuration.host}" + (f", prometheus {url}" if url else "")
+    return ReadRegistry(kube, prom), source
+
+
+def _progress(console: Console) -> Any:
+    status = console.status("starting…")
+
+    def on_progress(event: dict[str, Any]) -> None:
+        if "tool" in event:
+            status.update(f"running {event['tool']} {_short_args(event.get('args', {}))}")
+        elif event.get("node"):
+            status.update(f"{event['node']}…")
+
+    return status, on_progress
+
+
+def _short_args(args: dict[str, Any]) -> str:
+    text = " ".join(f"{k}={v}" for k, v in args.items() if k not in ("start", "end"))
+    return text if len(text) < 90 else text[:89] + "…"
+
+
+def _run(
+    words: str,
+    *,
+    tools: ReadTools,
+    settings: Settings,
+    namespace: str | None,
+    now: float | None,
+    quiet: bool,
+) -> RunResult:
+    console = Console(stderr=True)
+    status, on_progress = _progress(console)
+    if quiet or not console.is_terminal:
+        return run_investigation(
+            words,
+            planner=RulesPlanner(),
+            tools=tools,
+            graph_settings=settings.graph,
+            state_settings=settings.state,
+            namespace=namespace,
+            now=now,
+        )
+    with status:
+        return run_investigation(
+            words,
+            planner=RulesPlanner(),
+            tools=tools,
+            graph_settings=settings.graph,
+            state_settings=settings.state,
+            namespace=namespace,
+            now=now,
+            on_progress=on_progress,
+        )
+
+
+def _check_scope(result: RunResult) -> None:
+    """Turn the 'could not even start' cases into plain errors with their exit status."""
+    ns = result.goal.scope.namespace
+    if ns is None:
+        raise _fail(
+            "no namespace: pass --namespace NAME or say 'in namespace NAME' in the question.",
+            EXIT_USAGE,
+        )
+    first = next((e for e in result.evidence if e.tool == "k8s.namespace"), None)
+    if first is None or first.ok:
+        return
+    if first.error_kind is ErrorKind.NOT_FOUND:
+        raise _fail(
+            f"namespace {ns!r} does not exist. List namespaces with `kubectl get ns`.",
+            EXIT_NOT_FOUND,
+        )
+    raise _fail(
+        f"cannot read the cluster: {first.excerpt}. Check the kubeconfig context and that "
+        "the apiserver is reachable.",
+        EXIT_UNREACHABLE,
+    )
+
+
+def _emit(result: RunResult, output: Output, extra: dict[str, Any] | None = None) -> int:
+    draft = result.draft
+    if output is Output.json:
+        sys.stdout.write(
+            render.as_json(draft, result.evidence, thread_id=result.thread_id, **(extra or {}))
+            + "\n"
+        )
+    elif draft is None:
+        sys.stdout.write("Nothing to investigate in that message.\n")
+    elif output is Output.markdown:
+        sys.stdout.write(render.markdown(draft, result.evidence))
+    else:
+        render.terminal(Console(), draft, result.evidence)
+    if draft is None or draft.inconclusive:
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+KubeconfigOpt = Annotated[
+    Path | None, typer.Option("--kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG).")
+]
+NamespaceOpt = Annotated[
+    str | None, typer.Option("--namespace", "-n", help="Namespace to look in.")
+]
+ContextOpt = Annotated[str | None, typer.Option("--context", help="kubeconfig context.")]
+PromOpt = Annotated[
+    str | None, typer.Option("--prometheus-url", help="Prometheus base URL (optional).")
+]
+OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text, json or markdown.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
+
+
+def _settings(kubeconfig: Path | None) -> Settings:
+    settings = Settings()
+    if kubeconfig is not None:
+        settings.kube.kubeconfig = kubeconfig
+    return settings
+
+
+@app.command()
+def investigate(
+    question: Annotated[str, typer.Argument(help="What is wrong, in your own words.")],
+    namespace: NamespaceOpt = None,
+    context: ContextOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    prometheus_url: PromOpt = None,
+    output: OutputOpt = Output.text,
+    quiet: QuietOpt = False,
+) -> None:
+    """Investigate a live cluster (read-only) and print an RCA draft."""
+    settings = _settings(kubeconfig)
+    tools, _ = live_tools(settings, context, prometheus_url)
+    result = _run(
+        question, tools=tools, settings=settings, namespace=namespace, now=None, quiet=quiet
+    )
+    _check_scope(result)
+    raise typer.Exit(_emit(result, output))
+
+
+@app.command()
+def record(
+    question: Annotated[str, typer.Argument(help="What is wrong, in your own words.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the bundle (JSON).")],
+    name: Annotated[str | None, typer.Option(help="Bundle name (default: file name).")] = None,
+    namespace: NamespaceOpt = None,
+    context: ContextOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    prometheus_url: PromOpt = None,
+    output: OutputOpt = Output.text,
+    quiet: QuietOpt = False,
+) -> None:
+    """Investigate live and write the evidence to a replayable incident bundle."""
+    settings = _settings(kubeconfig)
+    live, source = live_tools(settings, context, prometheus_url)
+    recorder = RecordingTools(live)
+    now = time.time()
+    result = _run(
+        question, tools=recorder, settings=settings, namespace=namespace, now=now, quiet=quiet
+    )
+    _check_scope(result)
+    bundle = recorder.bundle(
+        name=name or out.stem,
+        question=question,
+        namespace=result.goal.scope.namespace,
+        now=now,
+        source=source,
+    )
+    bundle.write(out)
+    Console(stderr=True).print(f"wrote {out} ({len(bundle.calls)} calls)", highlight=False)
+    raise typer.Exit(_emit(result, output))
+
+
+@app.command()
+def demo(
+    scenario: Annotated[str | None, typer.Argument(help="Bundle to replay (see --list).")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the shipped bundles.")] = False,
+    output: OutputOpt = Output.text,
+    quiet: QuietOpt = False,
+) -> None:
+    """Replay a recorded incident offline: no cluster, Slack or model needed."""
+    names = demo_names()
+    if list_:
+        for n in names:
+            sys.stdout.write(f"{n}\n")
+        raise typer.Exit(EXIT_OK)
+    if not names:
+        raise _fail("no demo bundles are installed with this package.", EXIT_USAGE)
+    chosen = scenario or ("crashloop-bad-env" if "crashloop-bad-env" in names else names[0])
+    if chosen not in names:
+        raise _fail(f"no demo bundle {chosen!r}; choose one of: {', '.join(names)}", EXIT_USAGE)
+    bundle = Bundle.read(demo_dir() / f"{chosen}.json")
+    replay = ReplayTools(bundle)
+    settings = Settings()
+    result = _run(
+        bundle.question,
+        tools=replay,
+        settings=settings,
+        namespace=bundle.namespace,
+        now=bundle.now,
+        quiet=quiet,
+    )
+    if output is not Output.json:
+        Console(stderr=True).print(
+            f"[dim]Replaying {chosen}: {len(bundle.calls)} tool results recorded "
+            f"{bundle.recorded_at} from {bundle.source}.[/]\n[bold]Question:[/] {bundle.question}",
+            highlight=False,
+        )
+    code = _emit(result, output, {"demo": chosen, "replay_misses": replay.misses})
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    app()

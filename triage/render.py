@@ -1,0 +1,118 @@
+"""How an RCA draft reads in a terminal, in Markdown and as JSON.
+
+Every claim is shown with the evidence ids it cites and those ids are listed with their tool
+and status, so a reader can check any sentence against what was actually observed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from triage.models import Claim, Evidence, RCADraft
+
+
+def _cites(claim: Claim) -> str:
+    return " [" + ", ".join(claim.evidence) + "]"
+
+
+def markdown(draft: RCADraft, evidence: list[Evidence]) -> str:
+    lines = [f"# {draft.title}", "", f"**Summary:** {draft.summary}", ""]
+    lines += [f"**Root cause class:** `{draft.root_cause_class}`", ""]
+    lines += [f"**Impact:** {draft.impact}", ""]
+    if draft.root_cause:
+        lines += ["## Root cause", *[f"- {c.text}{_cites(c)}" for c in draft.root_cause], ""]
+    if draft.contributing_factors:
+        lines += ["## Contributing factors"]
+        lines += [f"- {c.text}{_cites(c)}" for c in draft.contributing_factors] + [""]
+    if draft.timeline:
+        lines += ["## Timeline", *[f"- {t.at}: {t.what}" for t in draft.timeline], ""]
+    if draft.remediation:
+        lines += ["## Proposed remediation (not executed)"]
+        lines += [
+            f"- {r.action} {r.target} {json.dumps(r.args)}: {r.rationale}"
+            for r in draft.remediation
+        ] + [""]
+    if draft.follow_ups:
+        lines += ["## Follow-ups", *[f"- {f}" for f in draft.follow_ups], ""]
+    if draft.nonexistent:
+        lines += ["## Named but not found", *[f"- {n}" for n in draft.nonexistent], ""]
+    if draft.unavailable:
+        lines += ["## Unavailable evidence", *[f"- {u}" for u in draft.unavailable], ""]
+    cited = draft.cited_ids()
+    lines += ["## Evidence", "| id | tool | status | excerpt |", "|---|---|---|---|"]
+    for e in evidence:
+        if e.id in cited or not e.ok:
+            excerpt = e.excerpt.replace("|", "\\|").replace("\n", " ")[:200]
+            lines.append(f"| {e.id} | {e.tool} | {e.status.value} | {excerpt} |")
+    lines += ["", f"_Planner: {draft.planner}; {len(evidence)} tool calls._"]
+    return "\n".join(lines) + "\n"
+
+
+def as_json(draft: RCADraft | None, evidence: list[Evidence], **extra: Any) -> str:
+    return json.dumps(
+        {
+            **extra,
+            "draft": draft.model_dump(mode="json") if draft else None,
+            "evidence": [e.model_dump(mode="json", exclude={"data"}) for e in evidence],
+        },
+        indent=2,
+    )
+
+
+def terminal(console: Console, draft: RCADraft, evidence: list[Evidence]) -> None:
+    style = (
+        "yellow"
+        if draft.inconclusive
+        else "green"
+        if draft.root_cause_class == "no_fault"
+        else "red"
+    )
+    body: list[Any] = [Text(draft.summary, style="bold"), Text(f"Impact: {draft.impact}")]
+    for title, claims in (
+        ("Root cause", draft.root_cause),
+        ("Contributing factors", draft.contributing_factors),
+    ):
+        if claims:
+            body.append(Text(f"\n{title}", style="bold underline"))
+            for c in claims:
+                body.append(Text.from_markup(f"• {escape(c.text)}[dim]{escape(_cites(c))}[/]"))
+    for title, items in (
+        (
+            "Proposed remediation (not executed)",
+            [
+                f"{r.action} {r.target} {json.dumps(r.args)}: {r.rationale}"
+                for r in draft.remediation
+            ],
+        ),
+        ("Follow-ups", list(draft.follow_ups)),
+        ("Named but not found", list(draft.nonexistent)),
+        ("Unavailable evidence", list(draft.unavailable)),
+    ):
+        if items:
+            body.append(Text(f"\n{title}", style="bold underline"))
+            body.extend(Text(f"• {i}") for i in items)
+    console.print(
+        Panel(
+            Group(*body),
+            title=escape(draft.title),
+            subtitle=draft.root_cause_class,
+            border_style=style,
+        )
+    )
+    cited = draft.cited_ids()
+    table = Table(title="Evidence", show_lines=False, expand=True)
+    for col in ("id", "tool", "status", "excerpt"):
+        table.add_column(col, overflow="fold")
+    for e in evidence:
+        if e.id in cited or not e.ok:
+            table.add_row(e.id, e.tool, e.status.value, escape(e.excerpt[:220]))
+    console.print(table)
+    if draft.inconclusive and draft.checked:
+        console.print(f"[dim]Checked: {len(draft.checked)} calls (see --output json).[/]")

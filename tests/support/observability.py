@@ -33,6 +33,7 @@ import atexit
 import itertools
 import math
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -70,6 +71,10 @@ _RETENTION = "3650d"
 
 class ObservabilityError(RuntimeError):
     """A test server could not be prepared or started (message carries its log tail)."""
+
+
+class _PortTakenError(ObservabilityError):
+    """Someone else answers on the port we picked; start again on another one."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,6 +299,12 @@ class _ManagedProcess:
     def _wait_extra(self, deadline: float) -> None:
         """Hook: block until the server is usable beyond /-/ready."""
 
+    def _is_ours(self, client: httpx.Client) -> bool:
+        """Hook: whether the server answering on our port is the process we started (another
+        test session may have grabbed the port between our probe and our bind)."""
+        del client
+        return True
+
     def start(self) -> None:
         if self.running:
             return
@@ -305,9 +316,12 @@ class _ManagedProcess:
             self._spawn()
             try:
                 self._wait_ready(time.monotonic() + _READY_TIMEOUT_S)
-            except ObservabilityError:
+            except ObservabilityError as error:
                 self.kill()
-                if attempt + 1 == attempts or "address already in use" not in self.log_tail():
+                port_taken = isinstance(error, _PortTakenError) or (
+                    "address already in use" in self.log_tail()
+                )
+                if attempt + 1 == attempts or not port_taken:
                     raise
             else:
                 break
@@ -333,6 +347,9 @@ class _ManagedProcess:
                     raise ObservabilityError(msg)
                 try:
                     if client.get(f"{self.url}/-/ready").status_code == 200:
+                        if not self._is_ours(client):
+                            msg = f"port {self.port} answered by another {self._name}"
+                            raise _PortTakenError(msg)
                         break
                 except httpx.TransportError:
                     pass
@@ -429,6 +446,10 @@ class PrometheusServer(_ManagedProcess):
                     raise ObservabilityError(msg)
                 time.sleep(0.1)
 
+    def _is_ours(self, client: httpx.Client) -> bool:
+        flags = client.get(f"{self.url}/api/v1/status/flags").json().get("data") or {}
+        return bool(flags.get("storage.tsdb.path") == str(self.data_dir))
+
     def query(self, promql: str, *, at: float | None = None) -> list[dict[str, Any]]:
         """Instant query via raw HTTP (a convenience for tests; raises on error status)."""
         params: dict[str, str] = {"query": promql}
@@ -496,11 +517,12 @@ def start_prometheus(openmetrics: str, *, workdir: Path) -> PrometheusServer:
 
 _ALERTMANAGER_CONFIG = """\
 # Written by tests/support/observability.py: alerts are kept and listed, never delivered.
+# The receiver's name is unique per server, to recognise our own process on its port.
 route:
-  receiver: blackhole
+  receiver: {receiver}
   group_by: [alertname]
 receivers:
-  - name: blackhole
+  - name: {receiver}
 """
 
 
@@ -517,6 +539,7 @@ class AlertmanagerServer(_ManagedProcess):
         super().__init__(workdir)
         self.storage_dir = workdir / "storage"
         self.config_path = workdir / "alertmanager.yml"
+        self.receiver = f"blackhole-{secrets.token_hex(6)}"
 
     def _command(self) -> list[str]:
         return [
@@ -527,6 +550,10 @@ class AlertmanagerServer(_ManagedProcess):
             "--cluster.listen-address=",
             "--log.level=warn",
         ]
+
+    def _is_ours(self, client: httpx.Client) -> bool:
+        status = client.get(f"{self.url}/api/v2/status").json()
+        return self.receiver in str(status.get("config", {}).get("original", ""))
 
     def post_alerts(self, alerts: Sequence[Mapping[str, Any]]) -> None:
         """POST /api/v2/alerts. Each alert: `labels` (needs `alertname`), optional `annotations`,
@@ -580,7 +607,7 @@ def start_alertmanager(workdir: Path) -> AlertmanagerServer:
     """Start Alertmanager on a free 127.0.0.1 port with storage and config in `workdir`."""
     workdir.mkdir(parents=True, exist_ok=True)
     server = AlertmanagerServer(workdir)
-    server.config_path.write_text(_ALERTMANAGER_CONFIG)
+    server.config_path.write_text(_ALERTMANAGER_CONFIG.format(receiver=server.receiver))
     server.storage_dir.mkdir(exist_ok=True)
     server.start()
     return server

@@ -150,7 +150,8 @@ class FakeSlack:
         delay: float = 0.0,
         times: int = 1,
     ) -> Fault:
-        """Make the next `times` calls of `method` fail.
+        """Make the next `times` calls of `method` fail (`"*"`: any method; `"upload"`: the
+        file upload URL, status faults only).
 
         - `status=429, retry_after=1`: rate limited (`Retry-After` header, `ratelimited` error);
         - `status=500` / `503`: server error with `{"ok": false, "error": "internal_error"}`;

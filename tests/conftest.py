@@ -9,8 +9,6 @@ The real components (control plane, Prometheus, Alertmanager) and the wire-level
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-
 import pytest
 
 pytest_plugins: list[str] = [
@@ -24,8 +22,7 @@ _PRODUCT_ENV_PREFIXES = ("TRIAGE_", "SLACK_", "OPENAI_", "KUBECONFIG", "PROMETHE
 
 
 @pytest.fixture(autouse=True)
-def clean_environ(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(_PRODUCT_ENV_PREFIXES):
             monkeypatch.delenv(name, raising=False)
-    yield

@@ -25,11 +25,11 @@ SERIES = [
 
 
 @pytest.fixture(scope="module")
-def prom(prometheus_factory: PrometheusFactory):  # type: ignore[no-untyped-def]
+def prom(prometheus_factory: PrometheusFactory):
     return prometheus_factory(SERIES, name="prom-tool")
 
 
-def test_range_query_returns_bounded_series(prom) -> None:  # type: ignore[no-untyped-def]
+def test_range_query_returns_bounded_series(prom) -> None:
     reader = PrometheusReader(prom.url, max_points=30)
     now = prom.now
     result = reader.range(
@@ -45,14 +45,14 @@ def test_range_query_returns_bounded_series(prom) -> None:  # type: ignore[no-un
     assert result.raw_digest.startswith("sha256:")
 
 
-def test_a_query_matching_nothing_is_no_data_not_healthy(prom) -> None:  # type: ignore[no-untyped-def]
+def test_a_query_matching_nothing_is_no_data_not_healthy(prom) -> None:
     reader = PrometheusReader(prom.url)
     result = reader.query('up{job="does-not-exist"}', at=prom.now)
     assert result.status is ToolStatus.NO_DATA
     assert result.error_kind is None
 
 
-def test_bad_promql_is_an_invalid_error(prom) -> None:  # type: ignore[no-untyped-def]
+def test_bad_promql_is_an_invalid_error(prom) -> None:
     result = PrometheusReader(prom.url).query("sum(rate(http_requests_total[5m]")
     assert result.status is ToolStatus.ERROR
     assert result.error_kind is ErrorKind.INVALID

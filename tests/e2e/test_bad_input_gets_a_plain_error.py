@@ -1,0 +1,149 @@
+"""What a user gets when the cluster, the namespace or Prometheus is not what they expect.
+
+Each case: a distinct exit status, one plain line saying what to do, and — for Prometheus —
+an RCA that still comes out of the Kubernetes evidence with Prometheus marked unavailable.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tests.support.scenario_format import scenario_series
+from tools.k8s_read import KubeReader
+from tools.prometheus import PrometheusReader
+from tools.read import ReadRegistry
+from tools.results import ToolStatus
+from triage.cli import EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE, app
+from triage.graph import run_investigation
+from triage.planner_rules import RulesPlanner
+from triage.settings import GraphSettings, StateSettings
+
+
+def _run(*args: str, state: Path) -> Any:
+    return CliRunner().invoke(app, list(args), env={"TRIAGE_STATE__DIR": str(state)})
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_missing_kubeconfig_is_a_usage_error(tmp_path: Path) -> None:
+    result = _run(
+        "investigate", "why", "-n", "shop", "--kubeconfig", str(tmp_path / "nope"), state=tmp_path
+    )
+    assert result.exit_code == EXIT_USAGE
+    assert "kubeconfig" in result.stderr
+
+
+@pytest.fixture
+def dead_kubeconfig(tmp_path: Path) -> Path:
+    """A valid kubeconfig whose apiserver address has nothing listening."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {"name": "c", "cluster": {"server": f"http://127.0.0.1:{_closed_port()}"}}
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return kubeconfig
+
+
+def test_unreachable_apiserver_is_said_plainly(tmp_path: Path, dead_kubeconfig: Path) -> None:
+    kubeconfig = dead_kubeconfig
+    result = _run(
+        "investigate",
+        "why is it down",
+        "-n",
+        "shop",
+        "--kubeconfig",
+        str(kubeconfig),
+        "-q",
+        state=tmp_path,
+    )
+    assert result.exit_code == EXIT_UNREACHABLE
+    assert "cannot read the cluster" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_no_namespace_is_a_usage_error(tmp_path: Path, dead_kubeconfig: Path) -> None:
+    result = _run(
+        "investigate",
+        "why is everything slow",
+        "--kubeconfig",
+        str(dead_kubeconfig),
+        "-q",
+        state=tmp_path,
+    )
+    assert result.exit_code == EXIT_USAGE
+    assert "--namespace" in result.stderr
+
+
+@pytest.mark.cluster
+def test_unknown_namespace_is_reported_not_retried(tmp_path: Path, control_plane) -> None:
+    result = _run(
+        "investigate",
+        "checkout is down",
+        "-n",
+        "no-such-namespace",
+        "--kubeconfig",
+        str(control_plane.reader_kubeconfig),
+        "-o",
+        "json",
+        "-q",
+        state=tmp_path,
+    )
+    assert result.exit_code == EXIT_NOT_FOUND
+    assert "no-such-namespace" in result.stderr
+    assert "does not exist" in result.stderr
+
+
+@pytest.mark.cluster
+@pytest.mark.prometheus
+def test_prometheus_stopped_mid_run_still_gives_an_rca(
+    tmp_path: Path, control_plane, loaded_scenarios, prometheus_factory
+) -> None:
+    scenario = loaded_scenarios["oomkilled"].scenario
+    prom = prometheus_factory(scenario_series([scenario]), name="prom-killed")
+    kube = KubeReader(control_plane.api_client(control_plane.reader_kubeconfig))
+    tools = ReadRegistry(kube, PrometheusReader(prom.url, timeout_s=2))
+    killed: list[bool] = []
+
+    def kill_after_first_result(event: dict[str, Any]) -> None:
+        if "done" in event and not killed:
+            prom.kill()  # the survey is done; Prometheus dies before the follow-ups
+            killed.append(True)
+
+    result = run_investigation(
+        scenario.rendered_question,
+        planner=RulesPlanner(),
+        tools=tools,
+        graph_settings=GraphSettings(),
+        state_settings=StateSettings(dir=tmp_path, checkpointer="sqlite"),
+        on_progress=kill_after_first_result,
+    )
+    assert killed
+    draft = result.draft
+    assert draft is not None
+    assert draft.root_cause_class == "oom_killed"
+    prom_evidence = [e for e in result.evidence if e.tool.startswith("prom.")]
+    assert prom_evidence
+    assert all(e.status is ToolStatus.ERROR for e in prom_evidence)
+    assert any("Prometheus evidence unavailable" in u for u in draft.unavailable)
+    cited = draft.cited_ids()
+    assert all(e.ok for e in result.evidence if e.id in cited)

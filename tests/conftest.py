@@ -9,6 +9,7 @@ The real components (control plane, Prometheus, Alertmanager) and the wire-level
 from __future__ import annotations
 
 import os
+
 import pytest
 
 pytest_plugins: list[str] = [

@@ -54,15 +54,18 @@ def _nonexistent(ctx: Ctx, facts: Facts) -> tuple[str, ...]:
 
 
 def _inconclusive(goal: Goal, why: str, facts: Facts, cls: str, **extra: Any) -> RCADraft:
+    fields: dict[str, Any] = {
+        "checked": _checked(facts),
+        "unavailable": _unavailable(facts),
+        **extra,
+    }
     return RCADraft(
         title=f"Inconclusive: {why}",
         summary=why,
         root_cause_class=cls,
         impact="Unknown.",
         inconclusive=True,
-        checked=_checked(facts),
-        unavailable=_unavailable(facts),
-        **extra,
+        **fields,
     )
 
 

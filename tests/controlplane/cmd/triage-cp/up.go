@@ -261,7 +261,7 @@ func up(self string, o upOptions) (*state, error) {
 		"--root-ca-file="+p.path("ca.crt"),
 		"--cluster-signing-cert-file="+p.path("ca.crt"),
 		"--cluster-signing-key-file="+p.path("ca.key"),
-		"--use-service-account-credentials=false",
+		"--use-service-account-credentials=true",
 		"--node-monitor-grace-period=60s",
 		"--concurrent-deployment-syncs=10",
 		"--concurrent-replicaset-syncs=10",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -386,22 +387,26 @@ def apply_scenario(control_plane: Any, scenario: Scenario, *, reuse: bool = True
     Idempotent: a namespace already marked with this scenario's digest whose `wait_for` still
     holds is reused as it is; anything else there is deleted and applied again.
     """
-    api = control_plane.api_client()
+    cp = _Serialized(control_plane)
+    with control_plane.api_client() as api:
+        _apply(cp, api, scenario, reuse=reuse)
+
+
+def _apply(cp: Any, api: ApiClient, scenario: Scenario, *, reuse: bool) -> None:
     namespace = scenario.namespace
     digest = scenario.digest()
     existing = _namespace_digest(api, namespace)
     if reuse and existing == digest:
         ok, _ = conditions_hold(api, namespace, scenario.wait_for.conditions)
         if ok:
-            _log_writer(control_plane, api, scenario)()
+            _log_writer(cp, api, scenario)()
             return
-    if existing is not None or _request(
-        api, "GET", f"/api/v1/namespaces/{namespace}", allow=(404,)
-    ):
-        control_plane.delete_namespace(namespace)
-    control_plane.create_namespace(namespace)
-    write_logs_once = _log_writer(control_plane, api, scenario)
-    control_plane.apply(namespace, [_with_scenario_label(o, scenario) for o in scenario.objects])
+    if _request(api, "GET", f"/api/v1/namespaces/{namespace}", allow=(404,)) is not None:
+        cp.delete_namespace(namespace)
+        _wait_namespace_gone(api, namespace, timeout_s=120)
+    cp.create_namespace(namespace)
+    write_logs_once = _log_writer(cp, api, scenario)
+    cp.apply(namespace, [_with_scenario_label(o, scenario) for o in scenario.objects])
     for step in scenario.after_apply:
         if isinstance(step, WaitStep):
             wait_conditions(
@@ -430,6 +435,35 @@ def apply_scenario(control_plane: Any, scenario: Scenario, *, reuse: bool = True
         body={"metadata": {"annotations": {DIGEST_ANNOTATION: digest}}},
         content_type="application/merge-patch+json",
     )
+
+
+def _wait_namespace_gone(api: ApiClient, namespace: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while _request(api, "GET", f"/api/v1/namespaces/{namespace}", allow=(404,)) is not None:
+        if time.monotonic() > deadline:
+            raise ScenarioError(f"namespace {namespace} still terminating after {timeout_s:.0f}s")
+        time.sleep(0.5)
+
+
+class _Serialized:
+    """Calls into the ControlPlane one at a time: its dynamic client is shared, and scenarios
+    load concurrently. Waiting (our own polling with our own client) stays concurrent."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, control_plane: Any) -> None:
+        self._cp = control_plane
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._cp, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        return call
 
 
 def _log_writer(control_plane: Any, api: ApiClient, scenario: Scenario) -> Callable[[], None]:

@@ -2,8 +2,10 @@
 
 Known formats are matched (bearer and JWT tokens, cloud access keys, PEM blocks, passwords in
 URLs, Slack tokens, `NAME=value` where NAME looks secret); operators add their own patterns
-through policies. Redaction keeps the shape ("DATABASE_URL=postgres://app:[REDACTED]@db") so
-an engineer can still see *which* setting is wrong without seeing its secret part.
+through policies. In structured data a string under a secret-looking key (`{"password": …}`,
+`{"name": "DB_PASSWORD", "value": …}`) is masked whole, whatever its format. Redaction keeps
+the shape ("DATABASE_URL=postgres://app:[REDACTED]@db") so an engineer can still see *which*
+setting is wrong without seeing its secret part.
 """
 
 from __future__ import annotations
@@ -14,26 +16,45 @@ from typing import Any
 
 MASK = "[REDACTED]"
 
+_SENSITIVE_NAME = (
+    r"[A-Z0-9_.-]*(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|"
+    r"PRIVATE_?KEY|ACCOUNT_?KEY|SHARED_?ACCESS_?KEY|CREDENTIALS?|AUTH_?KEY|SESSION_?KEY|"
+    r"SIGNING_?KEY|ENCRYPTION_?KEY)[A-Z0-9_.-]*"
+)
+# A mapping key is secret-looking when the keyword appears anywhere in it ("vault.io/token").
+_SENSITIVE_KEY = re.compile(
+    r"(?i)(PASSWORD|PASSWD|PASSPHRASE|_PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
+    r"ACCOUNT_?KEY|CREDENTIALS?|AUTH_?KEY|SESSION_?KEY|SIGNING_?KEY|ENCRYPTION_?KEY)"
+)
+
 _BUILTIN: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S
+            r"-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----.*?"
+            r"(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)",
+            re.S,
         ),
         MASK,
     ),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), MASK),
-    (re.compile(r"(?i)\b(bearer|token)\s+[A-Za-z0-9._~+/=-]{12,}"), r"\1 " + MASK),
+    (re.compile(r"(?i)\b(bearer|token|basic)\s+[A-Za-z0-9._~+/=-]{12,}"), r"\1 " + MASK),
     (re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b"), MASK),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), MASK),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), MASK),  # Google API key
+    (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), MASK),  # Slack bot/user/refresh tokens
+    (re.compile(r"\bxapp-[A-Za-z0-9-]{10,}"), MASK),  # Slack app-level token
+    (re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"), MASK),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), MASK),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),
-    # scheme://user:password@host -> keep user and host
-    (re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)"), r"\1" + MASK + r"\2"),
-    # NAME=value / NAME: value where NAME says it is secret
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), MASK),
+    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), MASK),  # GitLab
+    (re.compile(r"\bnpm_[A-Za-z0-9]{30,}"), MASK),
+    (re.compile(r"\b[sr]k_(live|test)_[A-Za-z0-9]{16,}"), MASK),  # Stripe
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),  # OpenAI-style keys
+    # scheme://user:password@host (user may be empty: redis://:pw@host) -> keep user and host
+    (re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:)[^\s@/]+(@)"), r"\1" + MASK + r"\2"),
+    # NAME=value / NAME: value / "NAME": "value" where NAME says it is secret
     (
         re.compile(
-            r"(?i)\b([A-Z0-9_.-]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|"
-            r"PRIVATE_?KEY|CREDENTIALS?)[A-Z0-9_.-]*\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+            rf"(?i)\b({_SENSITIVE_NAME}[\"']?\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&\"'{{}}\[\]]+)"
         ),
         r"\1" + MASK,
     ),
@@ -56,10 +77,26 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.data(v) for k, v in value.items()}
+            return self._mapping(value)
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value
+
+    def _mapping(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        """Walk a mapping; a string under a secret-looking key ({"password": ...}) or the
+        value of a secret-looking env entry ({"name": "DB_PASSWORD", "value": ...}) is masked
+        whole, whatever its format."""
+        out: dict[Any, Any] = {}
+        named_secret = isinstance(value.get("name"), str) and bool(
+            _SENSITIVE_KEY.search(value["name"])
+        )
+        for k, v in value.items():
+            secret_key = isinstance(k, str) and bool(_SENSITIVE_KEY.search(k))
+            if isinstance(v, str) and v and (secret_key or (named_secret and k == "value")):
+                out[k] = MASK
+            else:
+                out[k] = self.data(v)
+        return out
 
 
 DEFAULT = Redactor()

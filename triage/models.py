@@ -107,6 +107,16 @@ class MutationProposal(BaseModel):
     rationale: str
 
 
+class SuspiciousInput(BaseModel):
+    """Instruction-like text found in tool output: quoted for a human, never obeyed."""
+
+    model_config = ConfigDict(frozen=True)
+    evidence: str = Field(description="Id of the evidence it was found in.")
+    where: str = Field(description="Where in that evidence (excerpt, data path).")
+    text: str = Field(description="The text, redacted and clipped.")
+    reason: str = Field(description="Which rule flagged it.")
+
+
 class RCADraft(BaseModel):
     model_config = ConfigDict(frozen=True)
     title: str
@@ -129,6 +139,13 @@ class RCADraft(BaseModel):
         default=(), description="Things the request named that do not exist."
     )
     planner: str = "rules"
+    suspicious_inputs: tuple[SuspiciousInput, ...] = Field(
+        default=(), description="Instruction-like text found in tool output (not obeyed)."
+    )
+    notes: tuple[str, ...] = Field(
+        default=(),
+        description="How the draft was made: model fallbacks, dropped claims, refused calls.",
+    )
 
     def cited_ids(self) -> set[str]:
         ids: set[str] = set()

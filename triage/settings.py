@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -76,6 +76,90 @@ class StateSettings(BaseModel):
     )
 
 
+class ModelSettings(BaseModel):
+    """One chat model: the worker's (LLM planner) or the judge's; `triage.llm` builds it.
+
+    Unset `name` means no model: the rules planner works alone and the judge runs its
+    deterministic gates only.
+    """
+
+    name: str | None = Field(
+        default=None,
+        description="A LangChain chat model as 'provider:model', e.g. 'openai:gpt-4.1-mini'; "
+        "any provider `init_chat_model` knows (its integration package must be installed).",
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="Base URL of an OpenAI-compatible server (vLLM, Ollama, LiteLLM, a local "
+        "proxy), e.g. http://vllm:8000/v1. Unset: the provider's own endpoint.",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="API key. Unset: `api_key_file`, else the provider's usual variable "
+        "(e.g. OPENAI_API_KEY).",
+    )
+    api_key_file: Path | None = Field(
+        default=None,
+        description="File holding the API key (a mounted Kubernetes Secret); read when the "
+        "model is built, surrounding whitespace stripped.",
+    )
+    timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=600,
+        description="Per-request timeout, seconds. A long RCA from a large model takes tens of "
+        "seconds; past a minute the rules planner's answer is worth more than waiting.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Attempts per model request (errors, timeouts, malformed output), then the "
+        "rules planner takes over. The client's own retries are off so this is the only bound.",
+    )
+    backoff_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=30,
+        description="Wait before the first retry, seconds; doubles each retry, capped at 10 s.",
+    )
+    temperature: float = Field(
+        default=0.0, ge=0, le=2, description="Sampling temperature; 0 for repeatable RCAs."
+    )
+    max_output_tokens: int = Field(
+        default=4096, ge=256, description="Most tokens one reply may use (an RCA fits in 4k)."
+    )
+
+
+class PlannerSettings(BaseModel):
+    kind: Literal["rules", "llm"] = Field(
+        default="rules",
+        description="rules (deterministic, no model) or llm (the worker model plans, with the "
+        "rules planner's findings as hints and as the fallback).",
+    )
+    max_model_turns: int = Field(
+        default=6,
+        ge=1,
+        le=30,
+        description="Most planning requests to the model per investigation (each may ask for "
+        "several read calls); the graph's tool budget bounds the calls themselves.",
+    )
+    max_calls_per_turn: int = Field(
+        default=8, ge=1, le=30, description="Most read calls taken from one model reply."
+    )
+    evidence_chars: int = Field(
+        default=60_000,
+        ge=2_000,
+        description="Characters of tool output put into one prompt (~15k tokens); older "
+        "evidence beyond it is shown by its excerpt only.",
+    )
+    item_chars: int = Field(
+        default=3_000,
+        ge=200,
+        description="Characters of one tool result's data shown to the model.",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TRIAGE_", env_nested_delimiter="__", extra="ignore"
@@ -85,6 +169,15 @@ class Settings(BaseSettings):
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
     state: StateSettings = Field(default_factory=StateSettings)
+    planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    worker_model: ModelSettings = Field(
+        default_factory=ModelSettings, description="The LLM planner's model (role: worker)."
+    )
+    judge_model: ModelSettings = Field(
+        default_factory=ModelSettings,
+        description="The judge's model (role: judge); separate so a different, cheaper or "
+        "stricter model can check the worker.",
+    )
     kubeconfig_env: Path | None = Field(
         default=None,
         validation_alias="KUBECONFIG",

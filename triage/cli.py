@@ -27,6 +27,9 @@ from tools.results import ErrorKind
 from triage import render
 from triage.bundle import Bundle, RecordingTools, ReplayTools, demo_dir, demo_names
 from triage.graph import RunResult, run_investigation
+from triage.llm import ModelNotConfigured
+from triage.planner import Planner
+from triage.planner_llm import LLMPlanner
 from triage.planner_rules import RulesPlanner
 from triage.settings import Settings
 
@@ -113,9 +116,26 @@ def _short_args(args: dict[str, Any]) -> str:
     return text if len(text) < 90 else text[:89] + "…"
 
 
+class PlannerKind(StrEnum):
+    rules = "rules"
+    llm = "llm"
+
+
+def _planner(settings: Settings, kind: PlannerKind | None) -> Planner:
+    """A fresh planner for one run: the option, else TRIAGE_PLANNER__KIND, else rules."""
+    chosen = kind.value if kind is not None else settings.planner.kind
+    if chosen == "rules":
+        return RulesPlanner()
+    try:
+        return LLMPlanner.from_settings(settings)
+    except ModelNotConfigured as e:
+        raise _fail(f"--planner llm: {e}", EXIT_USAGE) from e
+
+
 def _run(
     words: str,
     *,
+    planner: Planner,
     tools: ReadTools,
     settings: Settings,
     namespace: str | None,
@@ -127,7 +147,7 @@ def _run(
     if quiet or not console.is_terminal:
         return run_investigation(
             words,
-            planner=RulesPlanner(),
+            planner=planner,
             tools=tools,
             graph_settings=settings.graph,
             state_settings=settings.state,
@@ -137,7 +157,7 @@ def _run(
     with status:
         return run_investigation(
             words,
-            planner=RulesPlanner(),
+            planner=planner,
             tools=tools,
             graph_settings=settings.graph,
             state_settings=settings.state,
@@ -200,6 +220,14 @@ PromOpt = Annotated[
 ]
 OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text, json or markdown.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
+PlannerOpt = Annotated[
+    PlannerKind | None,
+    typer.Option(
+        "--planner",
+        help="rules (deterministic, no model) or llm (the model in TRIAGE_WORKER_MODEL__*, "
+        "falling back to rules). Default: TRIAGE_PLANNER__KIND, else rules.",
+    ),
+]
 
 
 def _settings(kubeconfig: Path | None) -> Settings:
@@ -218,12 +246,20 @@ def investigate(
     prometheus_url: PromOpt = None,
     output: OutputOpt = Output.text,
     quiet: QuietOpt = False,
+    planner: PlannerOpt = None,
 ) -> None:
     """Investigate a live cluster (read-only) and print an RCA draft."""
     settings = _settings(kubeconfig)
+    chosen = _planner(settings, planner)
     tools, _ = live_tools(settings, context, prometheus_url)
     result = _run(
-        question, tools=tools, settings=settings, namespace=namespace, now=None, quiet=quiet
+        question,
+        planner=chosen,
+        tools=tools,
+        settings=settings,
+        namespace=namespace,
+        now=None,
+        quiet=quiet,
     )
     _check_scope(result)
     raise typer.Exit(_emit(result, output))
@@ -240,14 +276,22 @@ def record(
     prometheus_url: PromOpt = None,
     output: OutputOpt = Output.text,
     quiet: QuietOpt = False,
+    planner: PlannerOpt = None,
 ) -> None:
     """Investigate live and write the evidence to a replayable incident bundle."""
     settings = _settings(kubeconfig)
+    chosen = _planner(settings, planner)
     live, source = live_tools(settings, context, prometheus_url)
     recorder = RecordingTools(live)
     now = time.time()
     result = _run(
-        question, tools=recorder, settings=settings, namespace=namespace, now=now, quiet=quiet
+        question,
+        planner=chosen,
+        tools=recorder,
+        settings=settings,
+        namespace=namespace,
+        now=now,
+        quiet=quiet,
     )
     _check_scope(result)
     bundle = recorder.bundle(
@@ -285,6 +329,7 @@ def demo(
     settings = Settings()
     result = _run(
         bundle.question,
+        planner=RulesPlanner(),
         tools=replay,
         settings=settings,
         namespace=bundle.namespace,

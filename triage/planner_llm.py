@@ -1,0 +1,504 @@
+"""The LLM planner: a LangChain chat model chooses the read calls and writes the RCA, inside the
+same fences as the rules planner.
+
+It implements the `Planner` protocol, so the graph runs it exactly like the rules planner and
+it can only ever return read-tool calls: the model is offered the read registry's tools and
+nothing else, a call to anything else (or outside the request's namespace) is refused and
+noted, and remediations are typed proposals in the draft that nobody executes here.
+
+What the model sees is built fresh on every turn from the evidence (nothing hides in a chat
+history): the request and scope, the rules planner's next calls and diagnosis as hints, and the
+evidence as untrusted data — redacted, with instruction-like lines quarantined
+(`triage.injection`). What comes back is checked: every claim must cite evidence that exists
+and is `ok`, a claim or remediation that echoes a quarantined instruction is dropped, and a
+draft left with no valid root cause falls back to the rules planner's.
+
+Model errors, timeouts and unusable replies are retried within `ModelClient`'s bound; after
+that the rules planner finishes the run and the RCA says so (`unavailable` and `notes`).
+One instance per investigation: it remembers its turns, its fallback and its notes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tools.read import SPEC_BY_NAME, validate
+from tools.redact import Redactor
+from tools.results import ToolResult, clip
+from triage import injection, prompts
+from triage.llm import ModelClient, ModelError, ModelOutputInvalid
+from triage.models import (
+    Claim,
+    Evidence,
+    Goal,
+    MutationProposal,
+    RCADraft,
+    SuspiciousInput,
+    TimelineEntry,
+)
+from triage.planner import ToolCall, already_called
+from triage.planner_rules import RulesPlanner
+from triage.settings import PlannerSettings, Settings
+
+SUBMIT_RCA = "submit_rca"
+MAX_NOTES = 30
+_CLASS = re.compile(r"^[a-z][a-z0-9_]{1,47}$")
+
+
+# -- what the model must submit (the RCADraft's parts, with evidence on remediations) ---------
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ClaimOut(_Out):
+    text: str = Field(min_length=1, max_length=800)
+    evidence: list[str] = Field(min_length=1, description="Ids of ok evidence, e.g. ['E3'].")
+
+
+class TimelineOut(_Out):
+    at: str = Field(max_length=80)
+    what: str = Field(max_length=400)
+    evidence: list[str] = Field(default_factory=list)
+
+
+class RemediationOut(_Out):
+    action: Literal["rollout_restart", "scale", "rollback", "delete_pod", "silence_create", "none"]
+    target: str = Field(max_length=300, description="kind/namespace/name")
+    args: dict[str, Any] = Field(default_factory=dict)
+    rationale: str = Field(max_length=800)
+    evidence: list[str] = Field(default_factory=list, description="Ids of ok evidence.")
+
+
+class RCAProposal(_Out):
+    title: str = Field(min_length=1, max_length=200)
+    summary: str = Field(min_length=1, max_length=1500)
+    root_cause_class: str = Field(max_length=60, description="snake_case, e.g. oom_killed")
+    impact: str = Field(max_length=800)
+    inconclusive: bool = False
+    root_cause: list[ClaimOut] = Field(default_factory=list)
+    contributing_factors: list[ClaimOut] = Field(default_factory=list)
+    timeline: list[TimelineOut] = Field(default_factory=list)
+    remediation: list[RemediationOut] = Field(default_factory=list)
+    follow_ups: list[str] = Field(default_factory=list)
+
+
+def submit_tool() -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": SUBMIT_RCA,
+            "description": prompts.DRAFT_TOOL_DESCRIPTION,
+            "parameters": RCAProposal.model_json_schema(),
+        },
+    }
+
+
+# -- reading the model's replies ----------------------------------------------------------------
+
+
+class PlanReply(BaseModel):
+    calls: list[ToolCall]
+    refused: list[str]
+
+
+def parse_plan(reply: AIMessage) -> PlanReply:
+    """Read-tool calls from a reply; anything else is refused. Raises ModelOutputInvalid when
+    the reply asked for calls and none of them could be read (garbage, bad arguments)."""
+    calls: list[ToolCall] = []
+    refused: list[str] = []
+    problems: list[str] = []
+    for tc in reply.tool_calls:
+        name = prompts.TOOL_BY_FUNCTION.get(tc["name"], tc["name"])
+        if name not in SPEC_BY_NAME:
+            refused.append(f"refused a call to {clip(tc['name'], 60)!r}: not a read tool")
+            continue
+        parsed = validate(name, dict(tc["args"]))
+        if isinstance(parsed, ToolResult):
+            problems.append(clip(parsed.excerpt, 200))
+        else:
+            calls.append(ToolCall(name=name, args=parsed.model_dump(exclude_none=True)))
+    for bad in reply.invalid_tool_calls:
+        problems.append(f"malformed call to {clip(str(bad.get('name')), 60)!r}")
+    if problems and not calls and not refused:
+        raise ModelOutputInvalid("; ".join(problems))
+    return PlanReply(calls=calls, refused=refused + problems)
+
+
+def _json_object(text: str) -> Any:
+    text = text.strip()
+    fenced = re.search(r"```(?:json)?\s*(\{.*\})\s*```", text, re.S)
+    if fenced:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        return json.loads(text[start : end + 1])
+    except json.JSONDecodeError:
+        return None
+
+
+def parse_draft(reply: AIMessage) -> RCAProposal:
+    """The submitted RCA (a submit_rca call, or a JSON object as text)."""
+    candidates: list[Any] = [tc["args"] for tc in reply.tool_calls if tc["name"] == SUBMIT_RCA]
+    if not candidates and isinstance(reply.content, str):
+        candidates.append(_json_object(reply.content))
+    for candidate in candidates:
+        if not isinstance(candidate, dict):
+            continue
+        try:
+            return RCAProposal.model_validate(candidate)
+        except ValidationError as e:
+            msg = f"{SUBMIT_RCA} arguments invalid: {clip(str(e), 300)}"
+            raise ModelOutputInvalid(msg) from e
+    msg = f"no {SUBMIT_RCA} call in the reply"
+    raise ModelOutputInvalid(msg)
+
+
+# -- the planner --------------------------------------------------------------------------------
+
+
+class LLMPlanner:
+    """Planner protocol over a chat model, with the rules planner as hints and as fallback."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        client: ModelClient,
+        *,
+        settings: PlannerSettings | None = None,
+        redactor: Redactor | None = None,
+        model_name: str = "chat model",
+    ) -> None:
+        self.client = client
+        self.settings = settings or PlannerSettings()
+        self.redactor = redactor or client.redactor
+        self.model_name = model_name
+        self.rules = RulesPlanner()
+        self.turns = 0
+        self.fallback: str | None = None
+        self.notes: list[str] = []
+        self._nonce = secrets.token_hex(6)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LLMPlanner:
+        """Build from the settings root; raises ModelNotConfigured with a plain reason."""
+        redactor = Redactor(settings.redaction_patterns)
+        client = ModelClient.from_settings(settings.worker_model, "worker", redactor)
+        return cls(
+            client,
+            settings=settings.planner,
+            redactor=redactor,
+            model_name=settings.worker_model.name or "chat model",
+        )
+
+    # -- Planner protocol --
+
+    def plan(self, goal: Goal, evidence: list[Evidence], now: float) -> list[ToolCall]:
+        ns = goal.scope.namespace
+        if self.fallback is not None or ns is None:
+            return self.rules.plan(goal, evidence, now)
+        ns_ev = next((e for e in evidence if e.tool == "k8s.namespace"), None)
+        if ns_ev is None:  # the one deterministic gate: no model call for a missing namespace
+            return [ToolCall(name="k8s.namespace", args={"namespace": ns})]
+        if not ns_ev.ok or self.turns >= self.settings.max_model_turns:
+            return []
+        self.turns += 1
+        messages = self._plan_messages(goal, evidence, now)
+        try:
+            reply = self.client.invoke(messages, parse_plan, tools=prompts.read_tool_schemas())
+        except ModelError as e:
+            self._fall_back(f"planning failed after bounded retries ({e})")
+            return self.rules.plan(goal, evidence, now)
+        for why in reply.refused:
+            self._note(f"turn {self.turns}: {why}")
+        seen = already_called(evidence)
+        calls: list[ToolCall] = []
+        for call in reply.calls:
+            outside = call.args.get("namespace") not in (None, ns)
+            if outside:
+                self._note(f"turn {self.turns}: refused {call.name} outside namespace {ns}")
+            elif call.key not in seen and call.key not in {c.key for c in calls}:
+                calls.append(call)
+        return calls[: self.settings.max_calls_per_turn]
+
+    def draft(self, goal: Goal, evidence: list[Evidence], now: float) -> RCADraft:
+        rules_draft = self.rules.draft(goal, evidence, now)
+        suspicious = injection.scan(evidence, self.redactor)
+        ns_ev = next((e for e in evidence if e.tool == "k8s.namespace"), None)
+        if self.fallback is not None:
+            return self._finish(rules_draft, suspicious)
+        if ns_ev is None or not ns_ev.ok:
+            self._note("model not consulted: the namespace could not be read")
+            return self._finish(rules_draft, suspicious, planner="llm")
+        messages = self._draft_messages(goal, evidence, now, rules_draft)
+        try:
+            proposal = self.client.invoke(
+                messages, parse_draft, tools=[submit_tool()], tool_choice=SUBMIT_RCA
+            )
+        except ModelError as e:
+            self._fall_back(f"drafting failed after bounded retries ({e})")
+            return self._finish(rules_draft, suspicious)
+        accepted = self._accept(proposal, goal, evidence, suspicious, rules_draft)
+        if accepted is None:
+            return self._finish(rules_draft, suspicious)
+        return self._finish(accepted, suspicious, planner="llm")
+
+    # -- prompts --
+
+    def _safe(self, evidence: list[Evidence]) -> list[Evidence]:
+        """Evidence as the model may see it: redacted, instruction-like lines quarantined."""
+        out = []
+        for ev in evidence:
+            out.append(
+                ev.model_copy(
+                    update={
+                        "args": injection.clean(self.redactor.data(ev.args)),
+                        "excerpt": injection.clean_text(self.redactor.text(ev.excerpt)),
+                        "data": injection.clean(self.redactor.data(ev.data)),
+                    }
+                )
+            )
+        return out
+
+    def _clean(self, text: str) -> str:
+        return injection.clean_text(self.redactor.text(text))
+
+    def _hints(self, goal: Goal, evidence: list[Evidence], now: float) -> str:
+        next_calls = [
+            self._clean(f"{prompts.function_name(c.name)} {json.dumps(c.args, sort_keys=True)}")
+            for c in self.rules.plan(goal, evidence, now)[:12]
+        ]
+        diagnosis: list[str] = []
+        if any(e.tool == "k8s.pods" for e in evidence):
+            d = self.rules.draft(goal, evidence, now)
+            diagnosis.append(self._clean(f"{d.root_cause_class}: {d.summary}"))
+            diagnosis += [
+                self._clean(f"{c.text} [{', '.join(c.evidence)}]")
+                for c in (*d.root_cause, *d.contributing_factors)
+            ]
+        return prompts.hints(next_calls, diagnosis)
+
+    def _user(self, goal: Goal, evidence: list[Evidence], now: float, extra: str) -> str:
+        return (
+            prompts.task(goal, now, self.redactor.text(goal.words))
+            + "\n"
+            + extra
+            + "\n"
+            + prompts.evidence_block(
+                self._safe(evidence),
+                self._nonce,
+                total_chars=self.settings.evidence_chars,
+                item_chars=self.settings.item_chars,
+            )
+        )
+
+    def _plan_messages(self, goal: Goal, evidence: list[Evidence], now: float) -> list[BaseMessage]:
+        system = prompts.SYSTEM_PLAN.format(namespace=goal.scope.namespace, nonce=self._nonce)
+        hints = self._hints(goal, evidence, now)
+        return [
+            SystemMessage(content=system),
+            HumanMessage(content=self._user(goal, evidence, now, hints)),
+        ]
+
+    def _draft_messages(
+        self, goal: Goal, evidence: list[Evidence], now: float, rules_draft: RCADraft
+    ) -> list[BaseMessage]:
+        system = prompts.SYSTEM_DRAFT.format(nonce=self._nonce)
+        hints = self._hints(goal, evidence, now)
+        return [
+            SystemMessage(content=system),
+            HumanMessage(content=self._user(goal, evidence, now, hints)),
+        ]
+
+    # -- checking what came back --
+
+    def _accept(
+        self,
+        proposal: RCAProposal,
+        goal: Goal,
+        evidence: list[Evidence],
+        suspicious: tuple[SuspiciousInput, ...],
+        rules_draft: RCADraft,
+    ) -> RCADraft | None:
+        """The proposal as an RCADraft with every unsupported part dropped (and noted), or None
+        when what is left cannot stand as an RCA."""
+        ok_ids = {e.id for e in evidence if e.ok}
+        all_ids = {e.id for e in evidence}
+        for text in (proposal.title, proposal.summary, proposal.impact):
+            if injection.flag(text):
+                self._note("the model's RCA repeated instruction-like text from tool output")
+                self._fall_back("the model's RCA could not be trusted")
+                return None
+
+        def claims(items: list[ClaimOut], section: str) -> tuple[Claim, ...]:
+            kept = []
+            for c in items:
+                bad = [i for i in c.evidence if i not in ok_ids]
+                if bad:
+                    why = ", ".join(
+                        f"{i} {'is not ok' if i in all_ids else 'does not exist'}" for i in bad
+                    )
+                    self._note(f"dropped {section} claim {clip(c.text, 80)!r}: {why}")
+                elif injection.flag(c.text):
+                    self._note(f"dropped {section} claim: it repeats instruction-like text")
+                else:
+                    kept.append(Claim(text=c.text, evidence=tuple(dict.fromkeys(c.evidence))))
+            return tuple(kept)
+
+        found_fault = not rules_draft.inconclusive and rules_draft.root_cause_class != "no_fault"
+        says_healthy = proposal.root_cause_class.strip().lower() in ("no_fault", "healthy")
+        if found_fault and says_healthy:
+            # "everything is fine" against an evidence-backed finding is what an injection
+            # would want the verdict to be; the deterministic finding stands.
+            self._note(
+                f"the model said no fault, but the evidence shows {rules_draft.root_cause_class}"
+            )
+            self._fall_back("the model's verdict contradicted the evidence")
+            return None
+        root = claims(proposal.root_cause, "root-cause")
+        contributing = claims(proposal.contributing_factors, "contributing")
+        if not root and not proposal.inconclusive:
+            self._note("the model's RCA had no root-cause claim backed by ok evidence")
+            self._fall_back("the model's RCA cited no usable evidence")
+            return None
+        timeline = tuple(
+            TimelineEntry(at=t.at, what=t.what, evidence=tuple(t.evidence))
+            for t in proposal.timeline
+            if set(t.evidence) <= ok_ids and not injection.flag(t.what)
+        )
+        remediation = self._remediation(proposal.remediation, goal, evidence, suspicious)
+        follow_ups = tuple(f for f in proposal.follow_ups if not injection.flag(f))
+        cls = proposal.root_cause_class.strip().lower().replace("-", "_").replace(" ", "_")
+        return RCADraft(
+            title=proposal.title,
+            summary=proposal.summary,
+            root_cause_class=cls if _CLASS.match(cls) else "unclassified",
+            impact=proposal.impact,
+            timeline=timeline,
+            root_cause=root,
+            contributing_factors=contributing,
+            remediation=remediation,
+            follow_ups=follow_ups,
+            inconclusive=proposal.inconclusive or not root,
+            checked=rules_draft.checked,
+            unavailable=rules_draft.unavailable,
+            nonexistent=rules_draft.nonexistent,
+            planner="llm",
+        )
+
+    def _remediation(
+        self,
+        items: list[RemediationOut],
+        goal: Goal,
+        evidence: list[Evidence],
+        suspicious: tuple[SuspiciousInput, ...],
+    ) -> tuple[MutationProposal, ...]:
+        """Proposals that cite ok evidence, stay in scope, name something that exists, and do
+        not echo an instruction found in tool output."""
+        ok = {e.id: e for e in evidence if e.ok}
+        ns = goal.scope.namespace
+        injected: set[str] = set()
+        for s in suspicious:
+            injected |= injection.requested_actions(s.text)
+        known = _strings_in(e.data for e in ok.values())
+        kept = []
+        for r in items:
+            label = f"{r.action} {clip(r.target, 80)}"
+            parts = r.target.strip("/").split("/")
+            name = parts[-1]
+            target_ns = parts[1] if len(parts) == 3 else ns
+            problem = None
+            if r.action == "none":
+                problem = None
+            elif not r.evidence or not set(r.evidence) <= set(ok):
+                problem = "it does not cite ok evidence"
+            elif r.action in injected:
+                problem = "tool output asked for this action (suspicious input)"
+            elif injection.flag(r.rationale) or injection.flag(json.dumps(r.args)):
+                problem = "it repeats instruction-like text"
+            elif target_ns != ns:
+                problem = f"its target is outside namespace {ns}"
+            elif name not in known:
+                problem = f"{name!r} does not appear in the evidence"
+            if problem:
+                self._note(f"dropped remediation {label}: {problem}")
+                continue
+            kept.append(
+                MutationProposal(
+                    action=r.action, target=r.target, args=r.args, rationale=r.rationale
+                )
+            )
+        return tuple(kept)
+
+    # -- bookkeeping --
+
+    def _note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(self._clean(text))
+
+    def _fall_back(self, reason: str) -> None:
+        if self.fallback is None:
+            self.fallback = self._clean(reason)
+            self._note(f"fell back to the rules planner: {reason}")
+
+    def _finish(
+        self,
+        draft: RCADraft,
+        suspicious: tuple[SuspiciousInput, ...],
+        planner: str | None = None,
+    ) -> RCADraft:
+        """Attach notes, usage, the fallback and the suspicious inputs; redact the whole."""
+        unavailable = draft.unavailable
+        follow_ups = draft.follow_ups
+        if self.fallback is not None:
+            unavailable = (
+                *unavailable,
+                f"LLM planner ({self.model_name}): {self.fallback}; this RCA is the rules "
+                "planner's.",
+            )
+        if suspicious:
+            ids = ", ".join(dict.fromkeys(s.evidence for s in suspicious))
+            follow_ups = (
+                *follow_ups,
+                f"Review {len(suspicious)} instruction-like text(s) found in tool output "
+                f"({ids}); they were quarantined and not obeyed. Someone may be trying to "
+                "steer automation through logs or events.",
+            )
+        notes = (
+            *self.notes,
+            f"model {self.model_name} (role worker): {self.client.usage.line()}",
+        )
+        final = draft.model_copy(
+            update={
+                "planner": planner or ("rules (llm fallback)" if self.fallback else draft.planner),
+                "unavailable": unavailable,
+                "follow_ups": follow_ups,
+                "suspicious_inputs": suspicious,
+                "notes": notes,
+            }
+        )
+        return RCADraft.model_validate(self.redactor.data(final.model_dump(mode="json")))
+
+
+def _strings_in(values: Any) -> set[str]:
+    out: set[str] = set()
+    stack: list[Any] = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+    return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from tests.support.controlplane import ControlPlane
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 pytestmark = pytest.mark.cluster
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client, config, dynamic
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 CONTROLPLANE_DIR = Path(__file__).resolve().parents[1] / "controlplane"
 DEFAULT_STATE_DIR = CONTROLPLANE_DIR / ".run"

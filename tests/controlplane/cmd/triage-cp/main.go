@@ -14,6 +14,8 @@ import (
 	_ "k8s.io/component-base/logs/json/register"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	_ "k8s.io/component-base/metrics/prometheus/version"
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -21,7 +23,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: triage-cp {up|down|etcd|kube-apiserver|kube-controller-manager|kube-scheduler} [flags]")
+		fmt.Fprintln(os.Stderr, "usage: triage-cp {up|down|kubectl|etcd|kube-apiserver|kube-controller-manager|kube-scheduler} [flags]")
 		os.Exit(2)
 	}
 	sub := os.Args[1]
@@ -33,6 +35,12 @@ func main() {
 		os.Exit(cli.Run(controllermanager.NewControllerManagerCommand()))
 	case "kube-scheduler":
 		os.Exit(cli.Run(scheduler.NewSchedulerCommand()))
+	case "kubectl":
+		// For people poking at the cluster by hand (up.sh prints how); the tests use Python.
+		if err := cli.RunNoErrOutput(kubectl.NewDefaultKubectlCommand()); err != nil {
+			kubectlutil.CheckErr(err)
+		}
+		os.Exit(0)
 	case "etcd":
 		os.Exit(runEtcd(os.Args[1:]))
 	case "up":

@@ -1,0 +1,648 @@
+"""The mutate registry: the only door to a change, and every change goes through the ledger.
+
+A request (run, step, action, target, arguments) is checked against the policy before any API
+call; refused requests never reach the cluster. Otherwise:
+
+1. the operation ID is derived from the request; an existing record with that ID is continued,
+   never duplicated (and refused when its arguments differ);
+2. the target is read and the plan pinned (the precondition the write will be conditional on);
+3. the intent is claimed in the ledger — `AwaitingApproval` when policy wants a human,
+   otherwise `Pending` — before any write;
+4. the write, carrying the operation ID and conditional on the plan;
+5. `Succeeded` / `Failed` / `Superseded` with before and after snapshots.
+
+A write whose answer was lost (timeout, reset, 5xx) is `Unknown`, and nothing is retried
+before the target is read again: the effect there → `Succeeded`; the precondition still
+holding → the same write again under the same ID (at most `max_attempts` in all); otherwise
+`Superseded`, reported and never forced. A process holds an operation for `lease_s` at a time
+(renewed before each write), so a second process working on the same ID stands back while the
+first is alive and takes over, state check first, once it is not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from policies.model import MutationAction, MutationPolicy
+from tools.alertmanager_mutate import AlertmanagerMutator
+from tools.errors import (
+    BackendError,
+    Conflict,
+    NotFound,
+    Throttled,
+    TimedOut,
+    ToolError,
+    Unreachable,
+    truncate,
+)
+from tools.k8s_mutate import KubeMutator
+from tools.ledger import (
+    Approval,
+    Holder,
+    Ledger,
+    Operation,
+    Phase,
+    Target,
+    args_digest,
+    operation_id,
+    utcnow,
+)
+from tools.mutations import (
+    DeletePod,
+    MutationArgs,
+    MutationSpec,
+    PlanError,
+    Rollback,
+    RolloutRestart,
+    Scale,
+    SilenceCreate,
+    SilenceExpire,
+)
+from tools.results import ErrorKind, ToolResult, ToolStatus, clip
+
+#: A write that failed like this may or may not have landed.
+LOST = (TimedOut, Unreachable, BackendError)
+
+Json = dict[str, Any]
+
+
+class MutationRequest(BaseModel):
+    """What someone asked to change. `operation_id` pins an existing record (approve, resume)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    run: str = Field(min_length=1, max_length=300)
+    step: str = Field(min_length=1, max_length=100)
+    action: str
+    target: Target
+    args: Json = Field(default_factory=dict)
+    requested_by: str = ""
+    operation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The envelope (status for callers to gate on) and the ledger record, when there is one."""
+
+    result: ToolResult
+    operation: Operation | None
+
+    @property
+    def phase(self) -> Phase | None:
+        return self.operation.phase if self.operation else None
+
+
+def approval_problem(op: Operation, policy: MutationPolicy, now: datetime) -> str | None:
+    """Why `op`'s recorded approval cannot be used now (None: it can)."""
+    a = op.approval
+    if a is None:
+        return f"{op.id} needs approval: run `triage ops approve {op.id}`"
+    if a.args_digest != op.args_digest:
+        return f"the approval of {op.id} was for different arguments; approve it again"
+    if a.used_at is not None:
+        return f"the approval of {op.id} by {a.approver} was already used"
+    if now > a.expires_at:
+        return (
+            f"the approval of {op.id} by {a.approver} expired at "
+            f"{a.expires_at:%H:%M:%S} UTC; approve it again"
+        )
+    allowed = policy.approvers_for(MutationAction(op.action))
+    if a.approver not in allowed:
+        return f"{a.approver} may not approve {op.action}; approvers: {', '.join(allowed) or '-'}"
+    return None
+
+
+class MutateRegistry:
+    """Mutations by name, executed through a ledger. One instance is one 'process' holder."""
+
+    def __init__(
+        self,
+        policy: MutationPolicy,
+        ledger: Ledger,
+        *,
+        kube: KubeMutator | None = None,
+        alertmanager: AlertmanagerMutator | None = None,
+        lease_s: float = 30.0,
+        max_attempts: int = 3,
+        clock: Callable[[], datetime] = utcnow,
+        holder_id: str | None = None,
+    ) -> None:
+        self.policy = policy
+        self.ledger = ledger
+        self.lease_s = lease_s
+        self.max_attempts = max_attempts
+        self.clock = clock
+        self.holder_id = holder_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.write_timeout_s = kube.call.timeout_s if kube else 10.0
+        self.specs: dict[str, MutationSpec] = {}
+        if kube is not None:
+            for spec in (RolloutRestart(kube), Scale(kube), Rollback(kube), DeletePod(kube)):
+                self.specs[spec.action] = spec
+        if alertmanager is not None:
+            for am_spec in (SilenceCreate(alertmanager), SilenceExpire(alertmanager)):
+                self.specs[am_spec.action] = am_spec
+
+    # -- checks before anything is sent --------------------------------------------------------
+
+    def validate(self, req: MutationRequest) -> MutationArgs | ToolResult:
+        """The arguments model, or a `denied`/`invalid` result saying what to do instead."""
+        tool = f"mutate.{req.action}"
+        args = dict(req.args)
+        try:
+            action = MutationAction(req.action)
+        except ValueError:
+            known = ", ".join(a.value for a in MutationAction)
+            return _refused(tool, args, f"unknown action {req.action!r}; known: {known}")
+        if not self.policy.allows(action):
+            return _refused(
+                tool,
+                args,
+                f"{action} is not allowed by the policy; an operator can add it under "
+                "mutations.actions",
+            )
+        if req.target.namespace not in self.policy.namespaces:
+            allowed = ", ".join(self.policy.namespaces) or "none"
+            return _refused(
+                tool,
+                args,
+                f"namespace {req.target.namespace!r} is outside the policy (allowed: {allowed}); "
+                "nothing was changed",
+            )
+        spec = self.specs.get(action)
+        if spec is None:
+            return _refused(
+                tool, args, f"{action} is not configured here (no client for its backend)"
+            )
+        if req.target.kind != spec.kind:
+            return _invalid(tool, args, f"{action} acts on a {spec.kind}, not a {req.target.kind}")
+        try:
+            parsed = spec.args_model.model_validate(args, context={"policy": self.policy})
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'args'}: {_plain(err['msg'])}"
+                for err in e.errors()
+            )
+            return _refused(
+                tool, args, f"{action} on {req.target} refused before any call: {problems}"
+            )
+        problem = spec.check(req.target, parsed)
+        if problem:
+            return _refused(tool, args, f"{action} on {req.target} refused: {problem}")
+        return parsed
+
+    # -- entry points ---------------------------------------------------------------------------
+
+    def submit(self, req: MutationRequest, *, undoes: str | None = None) -> Outcome:
+        """Plan, claim and (unless approval is needed) apply; or continue the existing record."""
+        tool = f"mutate.{req.action}"
+        parsed = self.validate(req)
+        if isinstance(parsed, ToolResult):
+            return Outcome(parsed, None)
+        spec = self.specs[req.action]
+        args = parsed.model_dump(mode="json", exclude_none=True)
+        digest = args_digest(req.action, req.target, args)
+        op_id = req.operation_id or operation_id(req.run, req.step, req.action, req.target, args)
+        try:
+            existing = self.ledger.get(op_id)
+            if existing is not None:
+                if existing.args_digest != digest:
+                    return Outcome(
+                        _refused(
+                            tool,
+                            args,
+                            f"operation {op_id} was planned with different arguments "
+                            f"({existing.action} {existing.target} {existing.args}); "
+                            "nothing was changed",
+                        ),
+                        existing,
+                    )
+                return self._continue(spec, existing)
+            observed = spec.observe(req.target, op_id)
+        except ToolError as e:
+            return Outcome(_error(tool, args, f"nothing was changed: {e}", e.kind), None)
+        if observed is None:
+            return Outcome(
+                _error(tool, args, f"{req.target} does not exist", ErrorKind.NOT_FOUND), None
+            )
+        try:
+            plan = spec.plan(req.target, parsed, observed)
+        except PlanError as e:
+            return Outcome(_error(tool, args, str(e), ErrorKind.INVALID), None)
+        except ToolError as e:
+            return Outcome(_error(tool, args, f"nothing was changed: {e}", e.kind), None)
+        needs_approval = self.policy.needs_approval(MutationAction(req.action))
+        op = Operation(
+            id=op_id,
+            run=req.run,
+            step=req.step,
+            action=req.action,
+            target=req.target,
+            args=args,
+            args_digest=digest,
+            plan=plan,
+            requested_by=req.requested_by,
+            undoes=undoes,
+            phase=Phase.AWAITING_APPROVAL if needs_approval else Phase.PENDING,
+            holder=None if needs_approval else self._hold(),
+            before=spec.snapshot(observed),
+            message="waiting for approval" if needs_approval else "intent recorded",
+        )
+        try:
+            stored, won = self._claim(op)
+        except ToolError as e:
+            return Outcome(
+                _error(
+                    tool, args, f"could not record the intent, nothing was changed: {e}", e.kind
+                ),
+                None,
+            )
+        if not won:
+            return self._continue(spec, stored)
+        if needs_approval:
+            return Outcome(_result(stored), stored)
+        return self._apply(spec, stored)
+
+    def resume(self, op_id: str) -> Outcome:
+        """Continue an operation by ID (after approval, or after a crash)."""
+        try:
+            op = self.ledger.get(op_id)
+        except ToolError as e:
+            return Outcome(_error("mutate", {"id": op_id}, str(e), e.kind), None)
+        if op is None:
+            return Outcome(
+                _error("mutate", {"id": op_id}, f"no operation {op_id}", ErrorKind.NOT_FOUND),
+                None,
+            )
+        spec = self.specs.get(op.action)
+        if spec is None:
+            return Outcome(
+                _refused(f"mutate.{op.action}", op.args, f"{op.action} is not configured here"),
+                op,
+            )
+        return self._continue(spec, op)
+
+    def undo(self, op_id: str, *, requested_by: str = "") -> Outcome:
+        """Apply the recorded inverse of a succeeded operation, as an operation of its own."""
+        tool = "mutate.undo"
+        op = self.ledger.get(op_id)
+        if op is None:
+            return Outcome(
+                _error(tool, {"id": op_id}, f"no operation {op_id}", ErrorKind.NOT_FOUND), None
+            )
+        if op.phase is not Phase.SUCCEEDED:
+            return Outcome(
+                _refused(
+                    tool,
+                    {"id": op_id},
+                    f"only a Succeeded operation can be undone; {op_id} is {op.phase}",
+                ),
+                op,
+            )
+        if op.inverse is None:
+            return Outcome(
+                _refused(
+                    tool,
+                    {"id": op_id},
+                    f"{op.action} has no inverse ({op_id}); a restart or a pod deletion "
+                    "cannot be taken back",
+                ),
+                op,
+            )
+        inv = op.inverse
+        outcome = self.submit(
+            MutationRequest(
+                run=f"undo:{op.id}",
+                step="0",
+                action=inv.action,
+                target=inv.target,
+                args=inv.args,
+                requested_by=requested_by,
+            ),
+            undoes=op.id,
+        )
+        undo_op = outcome.operation
+        if undo_op is not None and undo_op.phase is Phase.SUCCEEDED and op.undone_by is None:
+            # On failure the undo's own record (undoes=...) still links the two.
+            with contextlib.suppress(ToolError):
+                self.ledger.update(op.moved(undone_by=undo_op.id))
+        return outcome
+
+    # -- the engine ----------------------------------------------------------------------------
+
+    def _hold(self) -> Holder:
+        return Holder(id=self.holder_id, until=self.clock() + timedelta(seconds=self.lease_s))
+
+    def _claim(self, op: Operation) -> tuple[Operation, bool]:
+        """Create the record; after a lost answer, read it back to learn whether we hold it."""
+        last: ToolError | None = None
+        for _ in range(2):
+            try:
+                return self.ledger.claim(op)
+            except LOST as e:
+                last = e
+                existing = self.ledger.get(op.id)
+                if existing is None:
+                    continue
+                ours = existing.holder is not None and existing.holder.id == self.holder_id
+                if ours or (existing.phase is Phase.AWAITING_APPROVAL and op.holder is None):
+                    return existing, True
+                return existing, False
+        assert last is not None
+        raise last
+
+    def _continue(self, spec: MutationSpec, op: Operation) -> Outcome:
+        now = self.clock()
+        if op.phase.terminal:
+            return Outcome(_result(op), op)
+        if op.phase is Phase.AWAITING_APPROVAL:
+            problem = approval_problem(op, self.policy, now)
+            if problem is not None:
+                return Outcome(_result(op, problem), op)
+            assert op.approval is not None
+            taken = op.moved(
+                phase=Phase.PENDING,
+                holder=self._hold(),
+                approval=op.approval.model_copy(update={"used_at": now}),
+                message=f"approved by {op.approval.approver}",
+            )
+            try:
+                stored = self.ledger.update(taken)
+            except Conflict:
+                return self._elsewhere(op)
+            except ToolError as e:
+                return Outcome(_result(op, f"could not take the approval: {e}"), op)
+            return self._apply(spec, stored)
+        # Pending or Unknown: in someone's hands, or abandoned by a process that died.
+        if op.holder is not None and op.holder.id != self.holder_id and op.holder.until > now:
+            return self._elsewhere(op)
+        try:
+            stored = self.ledger.update(op.moved(holder=self._hold()))
+        except Conflict:
+            return self._elsewhere(op)
+        except ToolError as e:
+            return Outcome(_result(op, f"could not take over {op.id}: {e}"), op)
+        return self._recover(spec, stored)
+
+    def _elsewhere(self, op: Operation) -> Outcome:
+        current = self.ledger.get(op.id) or op
+        if current.phase.terminal:
+            return Outcome(_result(current), current)
+        holder = current.holder.id if current.holder else "someone"
+        until = f" until {current.holder.until:%H:%M:%S} UTC" if current.holder else ""
+        msg = (
+            f"{op.id} is being applied by {holder}{until}; nothing was written here. "
+            f"Check with `triage ops show {op.id}`"
+        )
+        return Outcome(_error(f"mutate.{op.action}", op.args, msg, ErrorKind.CONFLICT), current)
+
+    def _apply(self, spec: MutationSpec, op: Operation) -> Outcome:
+        """The write, for an operation this process holds in Pending."""
+        if op.attempts >= self.max_attempts:
+            return self._finish(
+                spec, op, Phase.FAILED, None, {}, f"gave up after {op.attempts} attempts"
+            )
+        try:
+            # Fence: renew our hold and count the attempt. If someone took over, stop here.
+            op = self.ledger.update(
+                op.moved(phase=Phase.PENDING, holder=self._hold(), attempts=op.attempts + 1)
+            )
+        except Conflict:
+            return self._elsewhere(op)
+        except ToolError as e:
+            return Outcome(_result(op, f"could not renew the claim, nothing written: {e}"), op)
+        try:
+            facts = spec.write(op, self.clock())
+        except LOST as e:
+            op = self._mark_unknown(op, e)
+            return self._recover(spec, op)
+        except ToolError as e:
+            return self._refused_by_server(spec, op, e)
+        try:
+            observed = spec.observe(op.target, op.id)
+        except ToolError:
+            observed = None
+        return self._finish(spec, op, Phase.SUCCEEDED, observed, facts, "applied")
+
+    def _mark_unknown(self, op: Operation, e: ToolError) -> Operation:
+        try:
+            return self.ledger.update(
+                op.moved(phase=Phase.UNKNOWN, message=truncate(f"answer lost: {e}", 200))
+            )
+        except ToolError:
+            return op  # the ledger is unreachable too; the state check below decides
+
+    def _recover(self, spec: MutationSpec, op: Operation) -> Outcome:
+        """State check before any retry."""
+        try:
+            observed = spec.observe(op.target, op.id)
+        except ToolError as e:
+            msg = (
+                f"outcome of {op.id} unknown and {op.target} cannot be read ({e}); nothing "
+                f"will be retried before it is. Check with `triage ops show {op.id}`"
+            )
+            return Outcome(_error(f"mutate.{op.action}", op.args, msg, e.kind), op)
+        if spec.effect_present(op, observed):
+            return self._finish(spec, op, Phase.SUCCEEDED, observed, {}, "found applied")
+        if spec.precondition_holds(op, observed):
+            return self._apply(spec, op)
+        return self._finish(
+            spec,
+            op,
+            Phase.SUPERSEDED,
+            observed,
+            {},
+            f"{op.target} changed since the plan; nothing was forced",
+        )
+
+    def _refused_by_server(self, spec: MutationSpec, op: Operation, e: ToolError) -> Outcome:
+        """The server said no. A failed precondition is `Superseded`; a PDB 429 is a refusal."""
+        readable = True
+        try:
+            observed = spec.observe(op.target, op.id)
+        except ToolError:
+            observed, readable = None, False
+        if readable:
+            if spec.effect_present(op, observed):
+                return self._finish(spec, op, Phase.SUCCEEDED, observed, {}, "found applied")
+            if not spec.precondition_holds(op, observed):
+                return self._finish(
+                    spec,
+                    op,
+                    Phase.SUPERSEDED,
+                    observed,
+                    {},
+                    f"{op.target} changed since the plan; nothing was forced",
+                )
+        if isinstance(e, Throttled) and op.action == MutationAction.DELETE_POD:
+            msg = f"eviction refused by a PodDisruptionBudget: {e}"
+        elif isinstance(e, NotFound):
+            msg = f"{op.target} does not exist: {e}"
+        else:
+            msg = f"refused by the server: {e}"
+        return self._finish(spec, op, Phase.FAILED, observed, {}, msg)
+
+    def _finish(
+        self,
+        spec: MutationSpec,
+        op: Operation,
+        phase: Phase,
+        observed: Json | None,
+        facts: Json,
+        message: str,
+    ) -> Outcome:
+        inverse = None
+        if phase is Phase.SUCCEEDED:
+            try:
+                spec.settle(op, observed)
+            except ToolError as e:
+                message += f" (stamp not written: {e})"
+            inverse = spec.inverse(op, {**facts, **(observed or {})})
+        done = op.moved(
+            phase=phase,
+            message=truncate(message, 300),
+            after=spec.snapshot(observed) if observed is not None or spec.kind == "Pod" else None,
+            inverse=inverse,
+            holder=None,
+        )
+        for _ in range(2):
+            try:
+                stored = self.ledger.update(done)
+                return Outcome(_result(stored), stored)
+            except Conflict:
+                current = self.ledger.get(op.id)
+                if current is None or current.phase.terminal:
+                    return Outcome(_result(current or done), current or done)
+                return self._elsewhere(current)
+            except LOST:
+                current = self.ledger.get(op.id) if self._ledger_ok() else None
+                if current is not None and current.phase is phase:
+                    return Outcome(_result(current), current)
+                if current is not None:
+                    done = done.model_copy(update={"version": current.version})
+            except ToolError:
+                break
+        msg = (
+            f"{op.id}: {message}, but the ledger could not be updated ({phase} not recorded). "
+            f"Nothing will be written again before the target is read: run "
+            f"`triage ops show {op.id}`"
+        )
+        return Outcome(_error(f"mutate.{op.action}", op.args, msg, ErrorKind.BACKEND), op)
+
+    def _ledger_ok(self) -> bool:
+        try:
+            self.ledger.list()
+        except ToolError:
+            return False
+        return True
+
+
+def _refused(tool: str, args: Json, message: str) -> ToolResult:
+    return ToolResult(
+        tool=tool,
+        args=args,
+        status=ToolStatus.DENIED,
+        excerpt=clip(message),
+        error_kind=ErrorKind.DENIED,
+    )
+
+
+def _invalid(tool: str, args: Json, message: str) -> ToolResult:
+    return ToolResult(
+        tool=tool,
+        args=args,
+        status=ToolStatus.ERROR,
+        excerpt=clip(message),
+        error_kind=ErrorKind.INVALID,
+    )
+
+
+def _error(tool: str, args: Json, message: str, kind: ErrorKind) -> ToolResult:
+    return ToolResult(
+        tool=tool, args=args, status=ToolStatus.ERROR, excerpt=clip(message), error_kind=kind
+    )
+
+
+_STATUS = {
+    Phase.SUCCEEDED: ToolStatus.OK,
+    Phase.AWAITING_APPROVAL: ToolStatus.APPROVAL_REQUIRED,
+    Phase.REFUSED: ToolStatus.DENIED,
+}
+
+
+def _result(op: Operation, note: str | None = None) -> ToolResult:
+    """The envelope for an operation's recorded state."""
+    status = _STATUS.get(op.phase, ToolStatus.ERROR)
+    kind = None
+    if status is ToolStatus.ERROR:
+        kind = ErrorKind.CONFLICT if op.phase is Phase.SUPERSEDED else ErrorKind.BACKEND
+    elif status is ToolStatus.DENIED:
+        kind = ErrorKind.DENIED
+    text = f"{op.id} {op.phase}: {note or op.message} ({op.action} {op.target})"
+    if op.phase is Phase.AWAITING_APPROVAL and note is None:
+        text += f". Approve with `triage ops approve {op.id}`"
+    return ToolResult(
+        tool=f"mutate.{op.action}",
+        args=op.args,
+        status=status,
+        excerpt=clip(text),
+        data={"operation": op.id, "phase": op.phase.value, "target": str(op.target)},
+        error_kind=kind,
+    )
+
+
+def record_approval(
+    ledger: Ledger, policy: MutationPolicy, op_id: str, approver: str, *, now: datetime
+) -> Operation:
+    """Bind an approval by `approver` to the operation's exact arguments (raises ValueError with
+    a plain message when it cannot be recorded)."""
+    op = ledger.get(op_id)
+    if op is None:
+        msg = f"no operation {op_id}; list them with `triage ops list`"
+        raise ValueError(msg)
+    if op.phase is not Phase.AWAITING_APPROVAL:
+        msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to approve"
+        raise ValueError(msg)
+    allowed = policy.approvers_for(MutationAction(op.action))
+    if approver not in allowed:
+        msg = (
+            f"{approver} may not approve {op.action} (approvers: {', '.join(allowed) or 'none'}); "
+            "ask one of them"
+        )
+        raise ValueError(msg)
+    approval = Approval(
+        approver=approver,
+        approved_at=now,
+        args_digest=op.args_digest,
+        expires_at=now + timedelta(seconds=policy.approval_ttl_s),
+    )
+    return ledger.update(op.moved(approval=approval, message=f"approved by {approver}"))
+
+
+def record_refusal(ledger: Ledger, policy: MutationPolicy, op_id: str, who: str) -> Operation:
+    op = ledger.get(op_id)
+    if op is None:
+        msg = f"no operation {op_id}; list them with `triage ops list`"
+        raise ValueError(msg)
+    if op.phase is not Phase.AWAITING_APPROVAL:
+        msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to refuse"
+        raise ValueError(msg)
+    allowed = policy.approvers_for(MutationAction(op.action))
+    if who not in allowed:
+        msg = f"{who} may not decide on {op.action} (approvers: {', '.join(allowed) or 'none'})"
+        raise ValueError(msg)
+    return ledger.update(
+        op.moved(phase=Phase.REFUSED, refused_by=who, message=f"refused by {who}", holder=None)
+    )
+
+
+def _plain(message: str) -> str:
+    """pydantic's 'Value error, …' prefix is noise to a user."""
+    return message.removeprefix("Value error, ")

@@ -13,6 +13,7 @@ import os
 import pytest
 
 pytest_plugins: list[str] = [
+    "tests.support.controlplane",
     "tests.support.observability",
     "tests.support.fake_slack",
     "tests.support.scenarios",

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Start the test control plane by hand (the test suite starts the same one by itself):
-# builds if needed, stops whatever .run/ recorded, starts etcd, kube-apiserver,
+# builds if needed, keeps a healthy one recorded in .run/ (else replaces it), starts etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler and kwok detached, and writes kubeconfigs.
 #   tests/controlplane/up.sh            # state in tests/controlplane/.run/
 #   tests/controlplane/down.sh          # stop it
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 "$here/build.sh"
-"$here/bin/triage-cp" up --state-dir "$here/.run" --config-dir "$here" "$@"
+"$here/bin/triage-cp" up --reuse --state-dir "$here/.run" --config-dir "$here" "$@"
 cat <<EOT
 
 Use it:

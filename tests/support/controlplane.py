@@ -14,7 +14,6 @@ costs milliseconds. Each test gets its own namespace instead of its own cluster.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -36,6 +35,7 @@ from kubernetes.client.exceptions import ApiException
 CONTROLPLANE_DIR = Path(__file__).resolve().parents[1] / "controlplane"
 DEFAULT_STATE_DIR = CONTROLPLANE_DIR / ".run"
 KEEP_ENV = "TRIAGE_TEST_KEEP_CLUSTER"
+_BINARY = CONTROLPLANE_DIR / "bin" / "triage-cp"
 
 _KWOK_LOGS = {"api_version": "kwok.x-k8s.io/v1alpha1", "kind": "Logs"}
 
@@ -55,18 +55,6 @@ def build(*, timeout_s: float = 1800.0) -> None:
     )
     if proc.returncode != 0:
         raise ControlPlaneError(f"build.sh failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Serialise start/stop between concurrent test sessions on this machine."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -101,36 +89,35 @@ class ControlPlane:
         """Reuse the healthy control plane recorded in state_dir, else start a fresh one.
 
         Builds first when the binaries are missing or stale (build.sh is a no-op otherwise).
+        `triage-cp up --reuse` decides under a per-state-dir lock, so concurrent sessions and
+        up.sh share one control plane instead of wiping each other's, and records this process
+        as a user of it.
         """
         build()
-        with _locked(CONTROLPLANE_DIR / "bin" / ".up.lock"):
-            existing = cls._load(state_dir)
-            if existing is not None and existing.healthy():
-                existing._register_user()
-                return existing
-            proc = subprocess.run(
-                [
-                    str(CONTROLPLANE_DIR / "bin" / "triage-cp"),
-                    "up",
-                    f"--state-dir={state_dir}",
-                    f"--config-dir={CONTROLPLANE_DIR}",
-                    f"--timeout={int(timeout_s)}s",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=timeout_s + 30,
-                check=False,
+        proc = subprocess.run(
+            [
+                str(_BINARY),
+                "up",
+                "--reuse",
+                f"--user-pid={os.getpid()}",
+                f"--state-dir={state_dir}",
+                f"--config-dir={CONTROLPLANE_DIR}",
+                f"--timeout={int(timeout_s)}s",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s + 30,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise ControlPlaneError(
+                f"triage-cp up failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
             )
-            if proc.returncode != 0:
-                raise ControlPlaneError(
-                    f"triage-cp up failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-                )
-            started = cls._load(state_dir)
-            if started is None:
-                raise ControlPlaneError(f"triage-cp up wrote no state in {state_dir}")
-            started.started_here = True
-            started._register_user()
-            return started
+        cp = cls._load(state_dir)
+        if cp is None:
+            raise ControlPlaneError(f"triage-cp up wrote no usable state in {state_dir}")
+        cp.started_here = " started " in proc.stdout.splitlines()[0]
+        return cp
 
     @classmethod
     def _load(cls, state_dir: Path) -> ControlPlane | None:
@@ -164,40 +151,31 @@ class ControlPlane:
         except OSError:
             return False
 
-    def _users_dir(self) -> Path:
-        return self.state_dir / "users"
-
-    def _register_user(self) -> None:
-        self._users_dir().mkdir(exist_ok=True)
-        (self._users_dir() / str(os.getpid())).touch()
-
-    def other_users(self) -> list[int]:
-        """Pids of other live test sessions using this control plane."""
-        users = self._users_dir()
-        pids = [int(p.name) for p in users.iterdir()] if users.is_dir() else []
-        return [pid for pid in pids if pid != os.getpid() and _pid_alive(pid)]
-
     def stop(self) -> None:
-        """Stop every component (`triage-cp down`)."""
-        with _locked(CONTROLPLANE_DIR / "bin" / ".up.lock"):
-            subprocess.run(
-                [
-                    str(CONTROLPLANE_DIR / "bin" / "triage-cp"),
-                    "down",
-                    f"--state-dir={self.state_dir}",
-                ],
-                capture_output=True,
-                timeout=120,
-                check=True,
-            )
+        """Stop every component (`triage-cp down`), whoever else uses them."""
+        self.close()
+        self._down()
 
     def release(self) -> None:
-        """End this session's use: stop it if this session started it and nobody else uses it."""
+        """End this process's use. A control plane this process started is stopped unless
+        another registered session still runs; one it reused is left alone."""
         self.close()
-        with contextlib.suppress(FileNotFoundError):
-            (self._users_dir() / str(os.getpid())).unlink()
-        if self.started_here and not self.other_users():
-            self.stop()
+        if self.started_here:
+            self._down(f"--release-pid={os.getpid()}")
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                (self.state_dir / "users" / str(os.getpid())).unlink()
+
+    def _down(self, *extra: str) -> None:
+        proc = subprocess.run(
+            [str(_BINARY), "down", f"--state-dir={self.state_dir}", *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise ControlPlaneError(f"triage-cp down failed:\n{proc.stdout}\n{proc.stderr}")
 
     # -- clients -----------------------------------------------------------------------------
 
@@ -344,10 +322,7 @@ def control_plane() -> Iterator[ControlPlane]:
     cp = ControlPlane.start_or_reuse()
     yield cp
     if keep:
-        cp.close()
-        with contextlib.suppress(FileNotFoundError):
-            (cp.state_dir / "users" / str(os.getpid())).unlink()
-        return
+        cp.started_here = False  # release() then only unregisters this session
     cp.release()
 
 

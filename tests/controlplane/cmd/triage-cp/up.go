@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -65,6 +66,8 @@ func runUp(args []string) int {
 	fs.StringVar(&o.stateDir, "state-dir", filepath.Join(defaultConfig, ".run"), "state directory (wiped on start)")
 	fs.StringVar(&o.configDir, "config-dir", defaultConfig, "directory holding manifests/ and kwok/")
 	fs.DurationVar(&o.timeout, "timeout", 120*time.Second, "give up when not ready after this long")
+	reuse := fs.Bool("reuse", false, "keep a healthy control plane recorded in the state dir (prints \"reused\")")
+	userPID := fs.Int("user-pid", 0, "record this pid as a user; `down --release-pid` leaves it running while users live")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -75,6 +78,22 @@ func runUp(args []string) int {
 	if o.configDir, err = filepath.Abs(o.configDir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	unlock, err := lockStateDir(self, o.stateDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lock:", err)
+		return 1
+	}
+	defer unlock()
+	if *reuse {
+		if old, err := readState(o.stateDir); err == nil && healthy(old) {
+			if err := registerUser(o.stateDir, *userPID); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			printUsage(old, "reused")
+			return 0
+		}
 	}
 	st, err := up(self, o)
 	if err != nil {
@@ -87,10 +106,11 @@ func runUp(args []string) int {
 		}
 		return 1
 	}
-	fmt.Printf("control plane %s ready in %.1fs at %s\n", st.KubernetesVersion, st.StartupSeconds, st.Server)
-	fmt.Printf("  export KUBECONFIG=%s    # admin (system:masters)\n", st.AdminKubeconfig)
-	fmt.Printf("  reader kubeconfig (ServiceAccount triage-system/triage-reader): %s\n", st.ReaderKubeconfig)
-	fmt.Printf("  state: %s\n", filepath.Join(st.StateDir, "state.json"))
+	if err := registerUser(o.stateDir, *userPID); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	printUsage(st, "started")
 	return 0
 }
 
@@ -431,11 +451,23 @@ func writeState(st *state) error {
 	return os.Rename(tmp, filepath.Join(st.StateDir, "state.json"))
 }
 
+// ours tells whether pid still runs one of our binaries: a pid in a stale state.json may have
+// been reused by an unrelated process since (after a reboot, say).
+func ours(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	argv0 := string(bytes.SplitN(b, []byte{0}, 2)[0])
+	base := filepath.Base(argv0)
+	return base == "triage-cp" || base == "kwok"
+}
+
 // stopProcesses stops components in reverse start order: SIGTERM, then SIGKILL after 10 s.
 func stopProcesses(ps []process) {
 	for i := len(ps) - 1; i >= 0; i-- {
 		pr := ps[i]
-		if !alive(pr.PID) {
+		if !alive(pr.PID) || !ours(pr.PID) {
 			continue
 		}
 		_ = syscall.Kill(pr.PID, syscall.SIGTERM)
@@ -457,8 +489,26 @@ func runDown(args []string) int {
 	}
 	fs := flag.NewFlagSet("down", flag.ContinueOnError)
 	dir := fs.String("state-dir", filepath.Join(filepath.Dir(filepath.Dir(self)), ".run"), "state directory")
+	release := fs.Int("release-pid", 0, "unregister this user pid, and stop only if no other registered user still runs")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *dir, err = filepath.Abs(*dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	unlock, err := lockStateDir(self, *dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lock:", err)
+		return 1
+	}
+	defer unlock()
+	if *release > 0 {
+		_ = os.Remove(filepath.Join(usersDir(*dir), strconv.Itoa(*release)))
+		if users := liveUsers(*dir, *release); len(users) > 0 {
+			fmt.Printf("control plane left running: still used by pids %v\n", users)
+			return 0
+		}
 	}
 	st, err := readState(*dir)
 	if errors.Is(err, os.ErrNotExist) {

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 MASK = "[REDACTED]"
+MIN_LITERAL = 6  # shorter literal secrets would mask ordinary words
 
 _SENSITIVE_NAME = (
     r"[A-Z0-9_.-]*(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|"
@@ -51,10 +52,19 @@ _BUILTIN: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), MASK),  # OpenAI-style keys
     # scheme://user:password@host (user may be empty: redis://:pw@host) -> keep user and host
     (re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:)[^\s@/]+(@)"), r"\1" + MASK + r"\2"),
-    # NAME=value / NAME: value / "NAME": "value" where NAME says it is secret
+    # {"name": "DB_PASSWORD", "value": "..."}: an env entry as JSON text
     (
         re.compile(
-            rf"(?i)\b({_SENSITIVE_NAME}[\"']?\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&\"'{{}}\[\]]+)"
+            rf"(?i)(\"name\"\s*:\s*\"{_SENSITIVE_NAME}\"\s*,\s*\"value\"\s*:\s*\")[^\"]*(\")"
+        ),
+        r"\1" + MASK + r"\2",
+    ),
+    # NAME=value / NAME: value / "NAME": "value" (also JSON-in-JSON, \"NAME\": \"value\")
+    # where NAME says it is secret
+    (
+        re.compile(
+            rf"(?i)\b({_SENSITIVE_NAME}\\?[\"']?\s*[=:]\s*)"
+            r"(\\\"[^\"\\]*\\\"|\"[^\"]*\"|'[^']*'|[^\s,;&\"'{}\[\]\\]+)"
         ),
         r"\1" + MASK,
     ),
@@ -64,13 +74,37 @@ _BUILTIN: list[tuple[re.Pattern[str], str]] = [
 class Redactor:
     """Applies the built-in patterns plus an operator's extra regular expressions."""
 
-    def __init__(self, extra_patterns: Iterable[str] = ()) -> None:
-        self._rules = list(_BUILTIN) + [(re.compile(p), MASK) for p in extra_patterns]
+    def __init__(self, extra_patterns: Iterable[str] = (), literals: Iterable[str] = ()) -> None:
+        self._extra = tuple(extra_patterns)
+        self._rules = list(_BUILTIN) + [(re.compile(p), MASK) for p in self._extra]
+        self._literals = tuple(sorted({x for x in literals if len(x) >= MIN_LITERAL}, key=len))[
+            ::-1
+        ]
 
     def text(self, value: str) -> str:
+        for literal in self._literals:
+            value = value.replace(literal, MASK)
         for pattern, repl in self._rules:
             value = pattern.sub(repl, value)
         return value
+
+    def secrets_in(self, value: str) -> list[str]:
+        """The secret parts the patterns would mask in `value` (not the kept context)."""
+        found: list[str] = []
+        for pattern, repl in self._rules:
+            for m in pattern.finditer(value):
+                before, _, after = m.expand(repl).partition(MASK)
+                whole = m.group(0)
+                secret = whole[len(before) : len(whole) - len(after)]
+                if secret and secret != MASK:
+                    found.append(secret)
+            value = pattern.sub(repl, value)
+        return found
+
+    def with_literals(self, literals: Iterable[str]) -> Redactor:
+        """A redactor that also masks these exact strings wherever they appear, e.g. a secret
+        first seen in a recognised format (`DB_PASSWORD=x`) and later echoed bare (`x`)."""
+        return Redactor(self._extra, (*self._literals, *literals))
 
     def data(self, value: Any) -> Any:
         """Redact every string inside nested dicts and lists."""

@@ -73,7 +73,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(call|invoke|use|run|execute)\s+(the\s+)?[\w.-]*\s*(tool|function)\b|"
             r"\"(name|function|tool)\"\s*:\s*\"[\w.]*(delete|scale|restart|rollback|silence|"
-            r"exec|patch)|\b(rollout_restart|delete_pod|silence_create|k8s_delete\w*|k8s_scale)\b",
+            r"exec|patch)",
             re.I,
         ),
     ),
@@ -134,23 +134,24 @@ def requested_actions(text: str) -> set[str]:
     return {action for action, pattern in _ACTIONS if pattern.search(text)}
 
 
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, string) for every string in nested data, keys included."""
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(k, f"{path}.<key>") if isinstance(k, str) else iter(())
-            yield from _strings(v, f"{path}.{k}")
+            yield from strings(k, f"{path}.<key>") if isinstance(k, str) else iter(())
+            yield from strings(v, f"{path}.{k}")
     elif isinstance(value, list | tuple):
         for i, v in enumerate(value):
-            yield from _strings(v, f"{path}[{i}]")
+            yield from strings(v, f"{path}[{i}]")
 
 
 def scan(evidence: list[Evidence], redactor: Redactor) -> tuple[SuspiciousInput, ...]:
     """Every instruction-like line in the evidence (excerpts and data), redacted and clipped."""
     found: dict[str, SuspiciousInput] = {}
     for ev in evidence:
-        for path, text in (*_strings(ev.excerpt, "excerpt"), *_strings(ev.data, "data")):
+        for path, text in (*strings(ev.excerpt, "excerpt"), *strings(ev.data, "data")):
             for number, line in enumerate(text.splitlines() or [text]):
                 rule = flag(line)
                 if rule is None:

@@ -118,7 +118,7 @@ def parse_plan(reply: AIMessage) -> PlanReply:
     for tc in reply.tool_calls:
         name = prompts.TOOL_BY_FUNCTION.get(tc["name"], tc["name"])
         if name not in SPEC_BY_NAME:
-            refused.append(f"refused a call to {clip(tc['name'], 60)!r}: not a read tool")
+            refused.append(f"refused a call to {quote(tc['name'])}: not a read tool")
             continue
         parsed = validate(name, dict(tc["args"]))
         if isinstance(parsed, ToolResult):
@@ -126,10 +126,16 @@ def parse_plan(reply: AIMessage) -> PlanReply:
         else:
             calls.append(ToolCall(name=name, args=parsed.model_dump(exclude_none=True)))
     for bad in reply.invalid_tool_calls:
-        problems.append(f"malformed call to {clip(str(bad.get('name')), 60)!r}")
+        problems.append(f"malformed call to {quote(str(bad.get('name')))}")
     if problems and not calls and not refused:
         raise ModelOutputInvalid("; ".join(problems))
     return PlanReply(calls=calls, refused=refused + problems)
+
+
+def quote(text: str, limit: int = 60) -> str:
+    """A model-provided fragment as it may appear in a note: clipped, quarantined if it reads
+    like an instruction (a turned model can put one in a tool name)."""
+    return repr(injection.clean_text(clip(text, limit)))
 
 
 def _json_object(text: str) -> Any:
@@ -181,7 +187,9 @@ class LLMPlanner:
     ) -> None:
         self.client = client
         self.settings = settings or PlannerSettings()
-        self.redactor = redactor or client.redactor
+        self.base_redactor = redactor or client.redactor
+        self.redactor = self.base_redactor
+        self._learned_from = -1
         self.model_name = model_name
         self.rules = RulesPlanner()
         self.turns = 0
@@ -203,7 +211,22 @@ class LLMPlanner:
 
     # -- Planner protocol --
 
+    def _learn_secrets(self, goal: Goal, evidence: list[Evidence]) -> None:
+        """Mask, everywhere, the exact secrets seen in a recognised format anywhere in the run:
+        intake may have echoed a pasted password bare (as a "workload" name), a log may
+        repeat a token without its `TOKEN=` prefix."""
+        if self._learned_from == len(evidence):
+            return
+        self._learned_from = len(evidence)
+        found = self.base_redactor.secrets_in(goal.words)
+        for ev in evidence:
+            for _, text in (*injection.strings(ev.excerpt), *injection.strings(ev.data)):
+                found += self.base_redactor.secrets_in(text)
+        self.redactor = self.base_redactor.with_literals(found)
+        self.client.redactor = self.redactor
+
     def plan(self, goal: Goal, evidence: list[Evidence], now: float) -> list[ToolCall]:
+        self._learn_secrets(goal, evidence)
         ns = goal.scope.namespace
         if self.fallback is not None or ns is None:
             return self.rules.plan(goal, evidence, now)
@@ -232,6 +255,7 @@ class LLMPlanner:
         return calls[: self.settings.max_calls_per_turn]
 
     def draft(self, goal: Goal, evidence: list[Evidence], now: float) -> RCADraft:
+        self._learn_secrets(goal, evidence)
         rules_draft = self.rules.draft(goal, evidence, now)
         suspicious = injection.scan(evidence, self.redactor)
         ns_ev = next((e for e in evidence if e.tool == "k8s.namespace"), None)
@@ -348,7 +372,7 @@ class LLMPlanner:
                     why = ", ".join(
                         f"{i} {'is not ok' if i in all_ids else 'does not exist'}" for i in bad
                     )
-                    self._note(f"dropped {section} claim {clip(c.text, 80)!r}: {why}")
+                    self._note(f"dropped {section} claim {quote(c.text, 80)}: {why}")
                 elif injection.flag(c.text):
                     self._note(f"dropped {section} claim: it repeats instruction-like text")
                 else:
@@ -413,7 +437,7 @@ class LLMPlanner:
         known = _strings_in(e.data for e in ok.values())
         kept = []
         for r in items:
-            label = f"{r.action} {clip(r.target, 80)}"
+            label = f"{r.action} {quote(r.target, 80)}"
             parts = r.target.strip("/").split("/")
             name = parts[-1]
             target_ns = parts[1] if len(parts) == 3 else ns
@@ -443,13 +467,14 @@ class LLMPlanner:
     # -- bookkeeping --
 
     def _note(self, text: str) -> None:
+        """Our own words (model fragments in them pass through `quote`), redacted."""
         if len(self.notes) < MAX_NOTES:
-            self.notes.append(self._clean(text))
+            self.notes.append(self.redactor.text(text))
 
     def _fall_back(self, reason: str) -> None:
         if self.fallback is None:
             self.fallback = self._clean(reason)
-            self._note(f"fell back to the rules planner: {reason}")
+            self._note(f"fell back to the rules planner: {self.fallback}")
 
     def _finish(
         self,

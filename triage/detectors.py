@@ -11,9 +11,8 @@ import math
 from collections.abc import Callable
 
 from tools.results import ToolStatus
+from triage.detectors_metrics import error_rate
 from triage.diagnostics import (
-    DEPLOY_WINDOW_S,
-    ERROR_RATIO_ALERT,
     Ctx,
     Finding,
     cite,
@@ -470,81 +469,6 @@ def hpa_max(ctx: Ctx) -> Finding | None:
             follow_ups=["Raise maxReplicas (capacity permitting) or reduce per-request CPU."],
         )
     return None
-
-
-def ratio_series(ctx: Ctx) -> tuple[list[tuple[float, float]], str] | None:
-    for ev in ctx.facts.all("prom.range"):
-        q = ev.args.get("query", "")
-        if ev.status is ToolStatus.OK and "http_requests_total" in q and "5.." in q and ev.data:
-            points = [(t, v) for t, v in ev.data[0]["values"] if not math.isnan(v)]
-            if points:
-                return points, ev.id
-    return None
-
-
-def error_rate(ctx: Ctx) -> Finding | None:
-    found = ratio_series(ctx)
-    if found is None:
-        return None
-    points, pid = found
-    third = max(len(points) // 3, 1)
-    baseline = sorted(v for _, v in points[:third])[third // 2]
-    threshold = max(ERROR_RATIO_ALERT, baseline * 3)
-    rise = next(((t, v) for t, v in points if v > threshold), None)
-    if rise is None:
-        return None
-    peak = max(v for _, v in points)
-    main = cite(
-        f"The 5xx ratio rose from {baseline:.1%} to {rise[1]:.1%} at {fmt_time(rise[0])} and "
-        f"peaked at {peak:.1%}.",
-        pid,
-    )
-    for ev in ctx.facts.all("k8s.rollout_history"):
-        if ev.status is not ToolStatus.OK or len(ev.data["revisions"]) < 2:
-            continue
-        newest = ev.data["revisions"][-1]
-        created = parse_ts(newest["created"])
-        if created is None or not (DEPLOY_WINDOW_S[0] <= rise[0] - created <= DEPLOY_WINDOW_S[1]):
-            continue
-        dep = ev.data["deployment"]
-        prev = ev.data["revisions"][-2]
-        deploy = cite(
-            f"Deployment {dep['name']} rolled out revision {newest['revision']} (image "
-            f"{', '.join(newest['images'])}, previously {', '.join(prev['images'])}) at "
-            f"{fmt_time(created)}, {(rise[0] - created) / 60:.0f} min before the 5xx rise.",
-            ev.id,
-        )
-        return Finding(
-            cls="error_rate_after_deploy",
-            score=84,
-            summary=f"5xx errors rose to {peak:.1%} right after deploy of {dep['name']} "
-            f"revision {newest['revision']} ({', '.join(newest['images'])})",
-            claims=present(deploy, main),
-            impact=f"Up to {peak:.1%} of requests in {ctx.ns} fail with 5xx.",
-            remediation=[
-                MutationProposal(
-                    action="rollback",
-                    target=f"Deployment/{ctx.ns}/{dep['name']}",
-                    args={"to_revision": int(prev["revision"] or 0)},
-                    rationale="the errors started with this revision",
-                )
-            ],
-            follow_ups=["Diff revision changes (image, config) and add a canary step."],
-            timeline=[
-                TimelineEntry(at=fmt_time(created), what="deploy", evidence=(ev.id,)),
-                TimelineEntry(
-                    at=fmt_time(rise[0]), what="5xx ratio above threshold", evidence=(pid,)
-                ),
-            ],
-        )
-    return Finding(
-        cls="error_rate_rising",
-        score=50,
-        summary=f"5xx ratio rose to {peak:.1%}; no deploy in the window explains it",
-        claims=present(main),
-        impact=f"Up to {peak:.1%} of requests fail.",
-        follow_ups=["Look at dependencies (database, upstream APIs) for the same window."],
-    )
 
 
 DETECTORS: tuple[Callable[[Ctx], Finding | None], ...] = (

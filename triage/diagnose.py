@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from tools.results import ErrorKind
-from triage.detectors import DETECTORS, ratio_series
+from triage.detectors import DETECTORS
+from triage.detectors_metrics import ratio_series
 from triage.diagnostics import ERROR_RATIO_ALERT, Ctx, cite, present, workload_of
 from triage.facts import Facts, focus_pods, pod_problem, short
 from triage.models import Goal, RCADraft

@@ -73,6 +73,12 @@ def promql(goal: Goal, now: float) -> list[ToolCall]:
             start=start,
             end=end,
         ),
+        _call(
+            "prom.range",
+            query=f"max by (deployment) (kube_deployment_metadata_generation{{{sel}}})",
+            start=start,
+            end=end,
+        ),
     ]
 
 

@@ -61,6 +61,10 @@ class ServiceArgs(NamespaceArgs):
     service: str = Field(pattern=_NAME, max_length=253)
 
 
+class ReportArgs(NamespaceArgs):
+    name: str = Field(pattern=_NAME, max_length=253)
+
+
 class NodesArgs(_Args):
     label_selector: str | None = Field(default=None, max_length=512)
 
@@ -120,6 +124,11 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("k8s.hpas", "HorizontalPodAutoscalers with current/min/max replicas.", NamespaceArgs),
     ToolSpec("k8s.jobs", "Jobs with succeeded/failed counts and conditions.", NamespaceArgs),
     ToolSpec("k8s.configmap_names", "Names of the ConfigMaps in a namespace.", NamespaceArgs),
+    ToolSpec(
+        "k8s.rcareport",
+        "One RCAReport (a submitted RCA) as stored, with the digest of its stored draft.",
+        ReportArgs,
+    ),
     ToolSpec("prom.query", "PromQL instant query.", InstantQueryArgs),
     ToolSpec("prom.range", "PromQL range query between unix timestamps.", RangeQueryArgs),
 )
@@ -185,6 +194,7 @@ class ReadRegistry:
             "k8s.hpas": lambda a: k.hpas(a.namespace),
             "k8s.jobs": lambda a: k.jobs(a.namespace),
             "k8s.configmap_names": lambda a: k.configmap_names(a.namespace),
+            "k8s.rcareport": lambda a: k.rcareport(a.namespace, a.name),
             "prom.query": self._prom_query,
             "prom.range": self._prom_range,
         }

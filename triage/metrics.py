@@ -59,7 +59,9 @@ def record_fallback(role: Role) -> None:
 
 Activation = Literal["none", "answer", "record", "off"]
 ACTIVATIONS: tuple[Activation, ...] = get_args(Activation)
-RunOutcome = Literal["verified", "rejected", "budget_exhausted", "evaluator_unavailable", "unchecked"]
+RunOutcome = Literal[
+    "verified", "rejected", "budget_exhausted", "evaluator_unavailable", "unchecked"
+]
 RUN_OUTCOMES: tuple[RunOutcome, ...] = get_args(RunOutcome)
 
 VERIFICATION_RUNS = Counter(

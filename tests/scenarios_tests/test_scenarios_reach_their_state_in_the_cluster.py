@@ -150,7 +150,7 @@ def check_unschedulable_placement(api: ApiClient, ns: str) -> None:
     assert pods
     assert all(unscheduled(p) for p in pods)
     messages = [e["message"] for e in events(api, ns) if e["reason"] == "FailedScheduling"]
-    assert any("taint" in m and "dedicated" in m for m in messages), messages
+    assert any("untolerated taint" in m and "affinity/selector" in m for m in messages), messages
 
 
 def check_missing_config_reference(api: ApiClient, ns: str) -> None:

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -485,6 +486,9 @@ class LogSpec(_Model):
     previous: tuple[str, ...] | None = None
     current: tuple[str, ...] | None = None
 
+    def lines(self) -> list[str]:
+        return [*(self.previous or ()), *(self.current or ())]
+
     @model_validator(mode="after")
     def _some_lines(self) -> LogSpec:
         if self.previous is None and self.current is None:
@@ -558,6 +562,16 @@ class Scenario(_Model):
                 raise ValueError(f"{step.action} step names {ref.kind}/{ref.name}, not in objects")
         if "{namespace}" not in self.question:
             raise ValueError("the question must mention {namespace}")
+        texts = [self.question, *(ln for spec in self.logs for ln in spec.lines())]
+        texts += [s.message for s in self.after_apply if isinstance(s, EventStep)]
+        texts += [
+            text
+            for s in self.after_apply
+            if isinstance(s, PatchStep | StatusStep)
+            for text in _strings(s.patch if isinstance(s, PatchStep) else s.status)
+        ]
+        for text in texts:
+            render_text(text, namespace=self.namespace, pod="p")  # offsets must parse
         return self
 
     @property
@@ -566,7 +580,8 @@ class Scenario(_Model):
 
     @property
     def rendered_question(self) -> str:
-        return self.question.replace("{namespace}", self.namespace)
+        """The question as the engineer types it now: namespace and clock times filled in."""
+        return render_text(self.question, namespace=self.namespace)
 
     def digest(self) -> str:
         """Changes whenever the file's meaning changes; marks a namespace as holding it."""
@@ -582,6 +597,60 @@ def _template_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
         spec = (spec.get("jobTemplate") or {}).get("spec") or {}
     template = spec.get("template") or {}
     return dict((template.get("metadata") or {}).get("annotations") or {})
+
+
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, Mapping):
+        return [t for v in obj.values() for t in _strings(v)]
+    if isinstance(obj, list | tuple):
+        return [t for v in obj for t in _strings(v)]
+    return []
+
+
+def render_obj(obj: Any, *, namespace: str) -> Any:
+    """`render_text` on every string inside a manifest fragment (patches, statuses)."""
+    if isinstance(obj, str):
+        return render_text(obj, namespace=namespace)
+    if isinstance(obj, Mapping):
+        return {k: render_obj(v, namespace=namespace) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [render_obj(v, namespace=namespace) for v in obj]
+    return obj
+
+
+_PLACEHOLDER = re.compile(r"\{(namespace|pod|clock:[^{}]+|ts:[^{}]+)\}")
+
+
+def render_text(
+    text: str, *, namespace: str, pod: str | None = None, now: float | None = None
+) -> str:
+    """Fills the placeholders a question, log line or event message may hold.
+
+    `{namespace}`, `{pod}` (log lines only), `{clock:-25m}` (UTC wall clock at that offset from
+    now, `14:05`) and `{ts:-25m}` (RFC 3339 with milliseconds, as loggers print it). Anything
+    else in braces (a JSON log line) is left alone.
+    """
+    moment = time.time() if now is None else now
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key == "namespace":
+            return namespace
+        if key == "pod":
+            if pod is None:
+                raise ValueError("{pod} is only known in log lines")
+            return pod
+        kind, offset = key.split(":", 1)
+        when = moment + parse_duration(offset)
+        if kind == "clock":
+            return time.strftime("%H:%M", time.gmtime(when))
+        millis = math.floor(when * 1000)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000))
+        return f"{stamp}.{millis % 1000:03d}Z"
+
+    return _PLACEHOLDER.sub(fill, text)
 
 
 def load_scenario(path: Path) -> Scenario:

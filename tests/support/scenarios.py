@@ -52,6 +52,8 @@ from tests.support.scenario_format import (
     load_scenarios,
     parse_duration,
     parse_quantity,
+    render_obj,
+    render_text,
     scenario_series,
 )
 
@@ -79,6 +81,7 @@ __all__ = [
     "parse_duration",
     "parse_quantity",
     "pod_states",
+    "render_text",
     "scenario_series",
 ]
 
@@ -298,7 +301,7 @@ def _apply_step(api: ApiClient, namespace: str, step: PatchStep | StatusStep | E
             api,
             "PATCH",
             _path(step.kind, namespace, step.name),
-            body=step.patch,
+            body=render_obj(step.patch, namespace=namespace),
             content_type=content,
         )
     elif isinstance(step, StatusStep):
@@ -306,7 +309,7 @@ def _apply_step(api: ApiClient, namespace: str, step: PatchStep | StatusStep | E
             api,
             "PATCH",
             _path(step.kind, namespace, step.name, "status"),
-            body={"status": step.status},
+            body={"status": render_obj(step.status, namespace=namespace)},
             content_type="application/merge-patch+json",
         )
     else:
@@ -337,7 +340,7 @@ def create_event(api: ApiClient, namespace: str, step: EventStep) -> None:
         },
         "type": step.type,
         "reason": step.reason,
-        "message": step.message.replace("{namespace}", namespace),
+        "message": render_text(step.message, namespace=namespace),
         "source": {"component": step.source},
         "reportingComponent": step.source,
         "firstTimestamp": when,
@@ -356,7 +359,7 @@ def write_logs(
 ) -> int:
     """Writes the spec's lines for every matching pod not in `done` (pod UIDs, updated).
 
-    Returns how many pods got lines now. `{pod}` and `{namespace}` in a line are substituted.
+    Returns how many pods got lines now. Placeholders are filled by `render_text`.
     """
     written = 0
     for pod in list_pods(api, namespace, spec.selector):
@@ -366,7 +369,7 @@ def write_logs(
         for previous, lines in ((True, spec.previous), (False, spec.current)):
             if lines is None:
                 continue
-            rendered = [ln.replace("{pod}", name).replace("{namespace}", namespace) for ln in lines]
+            rendered = [render_text(ln, namespace=namespace, pod=name) for ln in lines]
             control_plane.set_pod_logs(namespace, name, spec.container, rendered, previous=previous)
         if done is not None:
             done.add(uid)

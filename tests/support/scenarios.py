@@ -13,13 +13,16 @@ lives in tests/support/scenario_format.py and is re-exported here.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -391,8 +394,26 @@ def apply_scenario(control_plane: Any, scenario: Scenario, *, reuse: bool = True
     holds is reused as it is; anything else there is deleted and applied again.
     """
     cp = _Serialized(control_plane)
-    with control_plane.api_client() as api:
+    with _scenario_lock(control_plane, scenario), control_plane.api_client() as api:
         _apply(cp, api, scenario, reuse=reuse)
+
+
+@contextlib.contextmanager
+def _scenario_lock(control_plane: Any, scenario: Scenario) -> Iterator[None]:
+    """One loader per scenario per control plane, across pytest processes sharing it: two
+    sessions reusing one cluster would otherwise race on deleting and creating its namespace."""
+    state_dir = getattr(control_plane, "state_dir", None)
+    if state_dir is None:
+        yield
+        return
+    lock_dir = Path(state_dir) / "scenario-locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with (lock_dir / f"{scenario.name}.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _apply(cp: Any, api: ApiClient, scenario: Scenario, *, reuse: bool) -> None:

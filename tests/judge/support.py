@@ -19,6 +19,7 @@ from kubernetes import client
 
 from judge import Judge
 from policies.verification import Price, VerificationPolicy
+from tests.support.fake_openai import ToolCall as FakeToolCall
 from tools.k8s_read import KubeReader
 from tools.read import ReadRegistry
 from tools.redact import Redactor
@@ -26,6 +27,7 @@ from triage.budget import Budget
 from triage.graph import RunResult, run_investigation
 from triage.llm import ModelClient
 from triage.loop import CheckedRun, ProgressFn, run_checked
+from triage.planner_llm import LLMPlanner
 from triage.planner_rules import RulesPlanner
 from triage.report import KubeReportStore, ReportStore
 from triage.settings import GraphSettings, ModelSettings, StateSettings
@@ -160,4 +162,50 @@ def checked_run(
         redactor=Redactor(),
         run_id=f"test:{uuid.uuid4()}",
         on_progress=on_progress,
+    )
+
+
+def worker_model(base_url: str, api_key: str) -> ModelClient:
+    settings = ModelSettings(
+        name="openai:triage-test-model",
+        base_url=base_url,
+        api_key=api_key,
+        timeout_s=5,
+        max_attempts=1,
+        backoff_s=0,
+    )
+    return ModelClient.from_settings(settings, "worker", Redactor())
+
+
+def llm_worker(
+    words: str, tools: Any, state_dir: Path, client: ModelClient
+) -> Callable[[int, tuple[str, ...]], RunResult]:
+    """The LLM planner on the graph, talking to `client` (the scripted server): one planner per
+    attempt, one client (and so one token count) for the whole run."""
+
+    def work(attempt: int, feedback: tuple[str, ...]) -> RunResult:
+        return run_investigation(
+            words,
+            planner=LLMPlanner(client, model_name="openai:triage-test-model"),
+            tools=tools,
+            graph_settings=GraphSettings(),
+            state_settings=StateSettings(dir=state_dir, checkpointer="memory"),
+        )
+
+    return work
+
+
+def script_llm_attempt(server: Any, rca: dict[str, Any], *, tokens: int = 500) -> None:
+    """Queue what the worker model says in one attempt: no more reads, then this RCA."""
+    server.reply("The evidence is enough.", prompt_tokens=tokens, completion_tokens=10)
+    server.reply(
+        tool_calls=[FakeToolCall("submit_rca", rca)], prompt_tokens=tokens, completion_tokens=100
+    )
+
+
+def script_judge_agrees(server: Any, *, tokens: int = 400) -> None:
+    server.reply(
+        tool_calls=[FakeToolCall("report_verdict", {"met": ["the RCA answers"], "missing": []})],
+        prompt_tokens=tokens,
+        completion_tokens=20,
     )

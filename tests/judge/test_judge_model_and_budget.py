@@ -8,6 +8,7 @@ or in whether it answers at all (HTTP 500) is injected there.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,9 @@ def rca_request(ns: str) -> str:
     return f"image-resizer in {ns} keeps restarting, write the RCA"
 
 
-def oom_rca(claim: str = "image-resizer's container was OOMKilled at its memory limit") -> dict:
+def oom_rca(
+    claim: str = "image-resizer's container was OOMKilled at its memory limit",
+) -> dict[str, Any]:
     return {
         "title": "image-resizer OOMKilled",
         "summary": "image-resizer is killed for exceeding its 256Mi memory limit.",

@@ -231,3 +231,30 @@ def test_failing_job_reaches_backoff_limit_exceeded(
     assert [p.status.phase for p in pods] == ["Failed"]
     terminated = pods[0].status.container_statuses[0].state.terminated
     assert terminated.exit_code == 2
+
+
+def test_healthy_job_completes(
+    control_plane: ControlPlane, k8s_admin: client.ApiClient, namespace: str
+) -> None:
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "report"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "report", "image": "registry.example/report:1"}],
+                },
+            },
+        },
+    }
+    control_plane.apply(namespace, [job])
+    batch = client.BatchV1Api(k8s_admin)
+    control_plane.wait_for(
+        lambda: batch.read_namespaced_job("report", namespace).status.succeeded == 1,
+        30,
+        "job report to succeed",
+    )
+    conditions = batch.read_namespaced_job("report", namespace).status.conditions
+    assert any(c.type == "Complete" and c.status == "True" for c in conditions)

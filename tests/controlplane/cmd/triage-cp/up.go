@@ -268,6 +268,10 @@ func up(self string, o upOptions) (*state, error) {
 			"--bind-address=127.0.0.1",
 			"--leader-elect=false",
 			"--profiling=false",
+			// Defaults (20 QPS) make the controller-manager's start, ~40 controllers each
+			// fetching its ServiceAccount token, take seconds on its client-side rate limit.
+			"--kube-api-qps=500",
+			"--kube-api-burst=1000",
 			"--v=1",
 		}
 	}

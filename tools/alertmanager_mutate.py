@@ -77,10 +77,9 @@ class AlertmanagerMutator:
         """Silences whose comment carries `op_id`, in any state."""
         return [s for s in self.silences() if operation_of(s) == op_id]
 
-    def create(
-        self, *, op_id: str, matchers: list[Json], duration_s: int, comment: str, now: datetime
-    ) -> str:
-        """Create a silence from now for `duration_s`; returns its ID."""
+    def create(self, *, op_id: str, matchers: list[Json], duration_s: int, comment: str) -> str:
+        """Create a silence from now (this machine's clock) for `duration_s`; returns its ID."""
+        now = datetime.now(UTC)
         body = {
             "matchers": matchers,
             "startsAt": now.astimezone(UTC).isoformat(),

@@ -419,7 +419,7 @@ class MutateRegistry:
         except ToolError as e:
             return Outcome(_result(op, f"could not renew the claim, nothing written: {e}"), op)
         try:
-            facts = spec.write(op, self.clock())
+            facts = spec.write(op)
         except LOST as e:
             op = self._mark_unknown(op, e)
             return self._recover(spec, op)

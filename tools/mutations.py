@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from datetime import datetime
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -182,7 +181,7 @@ class MutationSpec(ABC):
     def precondition_holds(self, op: Operation, observed: Json | None) -> bool: ...
 
     @abstractmethod
-    def write(self, op: Operation, now: datetime) -> Json:
+    def write(self, op: Operation) -> Json:
         """The one write; returns facts learned from the answer (e.g. a silence ID)."""
 
     def settle(self, op: Operation, observed: Json | None) -> None:  # noqa: B027
@@ -240,7 +239,7 @@ class RolloutRestart(_DeploymentSpec):
     def effect_present(self, op: Operation, observed: Json | None) -> bool:
         return observed is not None and km.template_annotation(observed, km.RESTART_STAMP) == op.id
 
-    def write(self, op: Operation, now: datetime) -> Json:
+    def write(self, op: Operation) -> Json:
         t = op.target
         self.kube.restart(t.namespace, t.name, op_id=op.id, generation=op.plan["generation"])
         return {}
@@ -262,7 +261,7 @@ class Scale(_DeploymentSpec):
         replicas = ((observed or {}).get("spec") or {}).get("replicas")
         return observed is not None and replicas == op.plan["replicas"]
 
-    def write(self, op: Operation, now: datetime) -> Json:
+    def write(self, op: Operation) -> Json:
         t = op.target
         self.kube.scale(
             t.namespace, t.name, expected=op.plan["replicas"], replicas=op.args["replicas"]
@@ -333,7 +332,7 @@ class Rollback(_DeploymentSpec):
         template = (observed.get("spec") or {}).get("template") or {}
         return canonical(template) == canonical(op.plan["template"])
 
-    def write(self, op: Operation, now: datetime) -> Json:
+    def write(self, op: Operation) -> Json:
         t = op.target
         self.kube.rollback(
             t.namespace,
@@ -393,7 +392,7 @@ class DeletePod(MutationSpec):
     def precondition_holds(self, op: Operation, observed: Json | None) -> bool:
         return not self.effect_present(op, observed)
 
-    def write(self, op: Operation, now: datetime) -> Json:
+    def write(self, op: Operation) -> Json:
         t = op.target
         self.kube.delete_pod(t.namespace, t.name, uid=op.plan["uid"], evict=op.plan["evict"])
         return {}
@@ -446,13 +445,12 @@ class SilenceCreate(MutationSpec):
     def precondition_holds(self, op: Operation, observed: Json | None) -> bool:
         return True  # nothing a human can change makes "create this silence" stale
 
-    def write(self, op: Operation, now: datetime) -> Json:
+    def write(self, op: Operation) -> Json:
         silence_id = self.am.create(
             op_id=op.id,
             matchers=[Matcher.model_validate(m).wire() for m in op.args["matchers"]],
             duration_s=op.args["duration_s"],
             comment=op.args.get("comment", ""),
-            now=now,
         )
         return {"silence_id": silence_id}
 
@@ -499,6 +497,6 @@ class SilenceExpire(MutationSpec):
     def precondition_holds(self, op: Operation, observed: Json | None) -> bool:
         return observed is not None and observed["status"]["state"] != "expired"
 
-    def write(self, op: Operation, now: datetime) -> Json:
+    def write(self, op: Operation) -> Json:
         self.am.expire(op.target.name)
         return {}

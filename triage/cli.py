@@ -296,7 +296,7 @@ def record(
     _check_scope(result)
     bundle = recorder.bundle(
         name=name or out.stem,
-        question=question,
+        question=Redactor(settings.redaction_patterns).text(question),
         namespace=result.goal.scope.namespace,
         now=now,
         source=source,

@@ -310,8 +310,12 @@ def scheduling(ctx: Ctx) -> Finding | None:
         msg = str(failed["message"])
         if "unbound" in msg and "PersistentVolumeClaim" in msg:
             continue  # the claim explains it (pvc detector)
-        placement = any(
-            k in msg for k in ("didn't match", "untolerated taint", "node affinity", "selector")
+        # A tainted node that the pod was never meant for shows up in both messages; what
+        # decides is whether the pod's own selector/affinity excluded nodes, or capacity did.
+        placement = (
+            "didn't match" in msg
+            or "node affinity" in msg
+            or ("taint" in msg and "Insufficient" not in msg)
         )
         cls = (
             "insufficient_resources"

@@ -158,6 +158,7 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
             events_id,
         ),
     )
+    about = ", ".join(w.name for w in goal.scope.workloads) or "its workloads"
     ratio = ratio_series(ctx)
     if ratio:
         last = ratio[0][-1][1]
@@ -166,8 +167,7 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
             claims.append(c)
     return RCADraft(
         title=f"No fault found in {ns}",
-        summary=f"No fault found in namespace {ns}: workloads are healthy in the evidence "
-        "gathered.",
+        summary=f"No fault found for {about} in namespace {ns}: healthy in the evidence gathered.",
         root_cause_class="no_fault",
         impact="None observed.",
         root_cause=tuple(claims),

@@ -106,12 +106,29 @@ def pod_problem(pod: Json) -> str | None:
     return None
 
 
-def fatal_line(lines: list[str]) -> str | None:
-    """The line a senior SRE would quote from a crashed container's log."""
-    for line in reversed(lines):
-        if _FATAL.search(line):
-            return line.strip()
-    return lines[-1].strip() if lines else None
+_SEVERITY = (
+    (3, re.compile(r"\b(fatal|panic|traceback|segmentation)\b", re.I)),
+    (2, re.compile(r"\b(error|exception|err)\b|level=error|\"level\":\"error\"", re.I)),
+)
+
+
+def fatal_line(lines: list[str], window: int = 40) -> str | None:
+    """The line a senior SRE would quote from a crashed container's log.
+
+    The most severe line among the last `window` lines, and of those the *first*: the cause
+    comes before its consequences ("upload failed: AccessDenied" before "export failed").
+    """
+    tail = [ln.strip() for ln in lines[-window:] if ln.strip()]
+    best: tuple[int, str] | None = None
+    for line in tail:
+        severity = next((sev for sev, rx in _SEVERITY if rx.search(line)), 0)
+        if severity == 0 and _FATAL.search(line):
+            severity = 1
+        if severity and (best is None or severity > best[0]):
+            best = (severity, line)
+    if best is not None:
+        return best[1]
+    return tail[-1] if tail else None
 
 
 def short(text: str, limit: int = 220) -> str:

@@ -34,6 +34,11 @@ _NS_PATTERNS = (
     re.compile(rf"\b-n\s+(?P<ns>{_NAME})\b"),
     re.compile(rf"\b(?P<ns>{_NAME})\s+namespace\b", re.I),
     re.compile(rf"\bin\s+[`'\"]?(?P<ns>{_NAME})[`'\"]?(?=[\s,.;:!?)]|$)", re.I),
+    re.compile(
+        rf"\b(deploy(ed)?|rolled out|shipped|released|pushed)\b[^.?!]*?\b(to|into)\s+"
+        rf"[`'\"]?(?P<ns>{_NAME})[`'\"]?(?=[\s,.;:!?)]|$)",
+        re.I,
+    ),
 )
 _KIND_WORDS = {
     "deployment": "Deployment",
@@ -47,7 +52,7 @@ _KIND_WORDS = {
     "pvc": "PersistentVolumeClaim",
 }
 _KIND_NAME = re.compile(
-    rf"\b((?P<kind>deployment|service|statefulset|daemonset)\s+|"
+    rf"(?<![\w-])((?P<kind>deployment|service|statefulset|daemonset)\s+|"
     rf"(?P<kind2>{'|'.join(_KIND_WORDS)})/)[`'\"]?(?P<name>{_NAME})\b",
     re.I,
 )
@@ -73,6 +78,7 @@ _NOT_NAMES = {
     "half-open",
     "long-running",
 }
+_STOP_NAMES = {"in", "is", "on", "at", "of", "for", "was", "has", "and", "to", "keeps", "seems"}
 _STOP_NS = {
     "the",
     "a",
@@ -130,7 +136,7 @@ def _workloads(words: str, namespace: str | None) -> tuple[Workload, ...]:
         found[m.group("name").lower()] = Workload(kind="Service", name=m.group("name").lower())
     for m in _KIND_NAME.finditer(words):
         name = m.group("name").lower()
-        if name != namespace:
+        if name != namespace and name not in _STOP_NS and name not in _STOP_NAMES:
             kind = (m.group("kind") or m.group("kind2")).lower()
             found[name] = Workload(kind=_KIND_WORDS[kind], name=name)
     for m in _HYPHENATED.finditer(words):

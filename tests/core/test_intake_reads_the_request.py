@@ -63,3 +63,14 @@ def test_service_dns_names_give_namespace_and_service() -> None:
 def test_common_hyphenated_words_are_not_workloads() -> None:
     goal = parse("the pods are crash-looping in namespace shop, find the root-cause", now=NOW)
     assert goal.scope.workloads == ()
+
+
+def test_deployed_to_names_the_namespace() -> None:
+    goal = parse("we just deployed payments to staging and it never became available", now=NOW)
+    assert goal.scope.namespace == "staging"
+    assert parse("I want to check the pods", now=NOW).scope.namespace is None
+
+
+def test_kind_words_inside_names_are_not_kinds() -> None:
+    goal = parse("the error rate on cart-service in shop jumped", now=NOW)
+    assert [(w.kind, w.name) for w in goal.scope.workloads] == [(None, "cart-service")]

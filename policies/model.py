@@ -14,6 +14,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from policies.verification import VerificationPolicy
+
 
 class MutationAction(StrEnum):
     """Every change Triage knows how to make. A policy allows a subset."""
@@ -113,4 +115,8 @@ class Policy(_Strict):
     version: int = Field(default=1, ge=1, le=1, description="Format version; only 1 exists.")
     mutations: MutationPolicy = Field(
         default_factory=MutationPolicy, description="What Triage may change, and how."
+    )
+    verification: VerificationPolicy = Field(
+        default_factory=VerificationPolicy,
+        description="When the judge checks, attempts and budget per run, model prices.",
     )

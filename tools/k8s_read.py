@@ -56,6 +56,7 @@ class KubeReader:
         redactor: Redactor = DEFAULT,
     ) -> None:
         self._api = api_client
+        self.api_client = api_client  # the identity's client, for its own report writes
         self.core = k8s.CoreV1Api(api_client)
         self.apps = k8s.AppsV1Api(api_client)
         self.batch = k8s.BatchV1Api(api_client)

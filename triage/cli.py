@@ -1,15 +1,19 @@
 """The `triage` command: investigate a live cluster, record a bundle, or replay the demo.
 
 Errors a user can fix are one plain line saying what to do, with a distinct exit status:
-0 a root cause (or "no fault found") was established, 1 inconclusive, 2 usage or
-configuration error (no kubeconfig, no namespace), 3 the apiserver is unreachable or refused
-us, 4 the namespace does not exist.
+0 verified: a root cause (or "no fault found") was established and the judge checked it,
+1 inconclusive (or nothing to investigate), 2 usage or configuration error (no kubeconfig, no
+namespace, a bad policy file), 3 the apiserver is unreachable or refused us, 4 the namespace
+does not exist. A run the judge did not verify prints its best candidate marked unverified
+and exits with its outcome: 5 rejected, 6 budget_exhausted, 7 evaluator_unavailable,
+8 unchecked (checking switched off in the policy). Only 0 means done.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+import uuid
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,18 +23,24 @@ from kubernetes import config as kube_config
 from kubernetes.config.config_exception import ConfigException
 from rich.console import Console
 
+from judge import Judge
+from policies import PolicyError, load_policy
+from policies.verification import VerificationPolicy
 from tools.k8s_read import KubeReader
 from tools.prometheus import PrometheusReader
 from tools.read import ReadRegistry, ReadTools
 from tools.redact import Redactor
 from tools.results import ErrorKind
 from triage import render
+from triage.budget import Budget
 from triage.bundle import Bundle, RecordingTools, ReplayTools, demo_dir, demo_names
 from triage.graph import RunResult, run_investigation
-from triage.llm import ModelNotConfigured
+from triage.llm import ModelClient, ModelNotConfigured
+from triage.loop import CheckedRun, Outcome, run_checked
 from triage.planner import Planner
 from triage.planner_llm import LLMPlanner
 from triage.planner_rules import RulesPlanner
+from triage.report import KubeReportStore, MemoryReportReads, MemoryReportStore, ReportStore
 from triage.settings import Settings
 
 EXIT_OK = 0
@@ -38,6 +48,16 @@ EXIT_INCONCLUSIVE = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_NOT_FOUND = 4
+EXIT_REJECTED = 5
+EXIT_BUDGET_EXHAUSTED = 6
+EXIT_EVALUATOR_UNAVAILABLE = 7
+EXIT_UNCHECKED = 8
+OUTCOME_EXIT = {
+    Outcome.REJECTED: EXIT_REJECTED,
+    Outcome.BUDGET_EXHAUSTED: EXIT_BUDGET_EXHAUSTED,
+    Outcome.EVALUATOR_UNAVAILABLE: EXIT_EVALUATOR_UNAVAILABLE,
+    Outcome.UNCHECKED: EXIT_UNCHECKED,
+}
 
 app = typer.Typer(
     name="triage",
@@ -167,6 +187,73 @@ def _run(
         )
 
 
+def _verification(settings: Settings) -> VerificationPolicy:
+    try:
+        return load_policy(settings.policy_file).verification
+    except PolicyError as e:
+        raise _fail(str(e), EXIT_USAGE) from e
+
+
+def _judge_model(settings: Settings, redactor: Redactor) -> ModelClient | None:
+    """The judge's own model (TRIAGE_JUDGE_MODEL__*), or None: gates only."""
+    if not settings.judge_model.name:
+        return None
+    try:
+        return ModelClient.from_settings(settings.judge_model, "judge", redactor)
+    except ModelNotConfigured as e:
+        raise _fail(f"judge model: {e}", EXIT_USAGE) from e
+
+
+def _checked(
+    words: str,
+    *,
+    first: Planner,
+    again: PlannerKind | None,
+    tools: ReadTools,
+    store: ReportStore | None,
+    settings: Settings,
+    namespace: str | None,
+    now: float | None,
+    quiet: bool,
+    check_scope: bool = True,
+) -> CheckedRun:
+    """investigate → submit → judge → (retry with the missing list | publish), bounded."""
+    verification = _verification(settings)
+    redactor = Redactor(settings.redaction_patterns)
+    model = _judge_model(settings, redactor)
+    budget = Budget(verification.budget, verification.pricing)
+    if model is not None:
+        budget.track("judge", settings.judge_model.name, model.usage)
+
+    def worker(attempt: int, feedback: tuple[str, ...]) -> RunResult:
+        planner = first if attempt == 1 else _planner(settings, again)
+        client = getattr(planner, "client", None)
+        if isinstance(client, ModelClient):
+            budget.track("worker", settings.worker_model.name, client.usage)
+        result = _run(
+            words,
+            planner=planner,
+            tools=tools,
+            settings=settings,
+            namespace=namespace,
+            now=now,
+            quiet=quiet,
+        )
+        if check_scope:
+            _check_scope(result)  # could not even start: a plain error, no judging
+        return result
+
+    return run_checked(
+        worker=worker,
+        judge=Judge(tools, model, model_name=settings.judge_model.name),
+        store=store,
+        policy=verification,
+        budget=budget,
+        redactor=redactor,
+        run_id=f"cli:{uuid.uuid4()}",
+    )
+
+
 def _check_scope(result: RunResult) -> None:
     """Turn the 'could not even start' cases into plain errors with their exit status."""
     ns = result.goal.scope.namespace
@@ -190,20 +277,34 @@ def _check_scope(result: RunResult) -> None:
     )
 
 
-def _emit(result: RunResult, output: Output, extra: dict[str, Any] | None = None) -> int:
+def _emit(checked: CheckedRun, output: Output, extra: dict[str, Any] | None = None) -> int:
+    result = checked.best
     draft = result.draft
+    verification = checked.summary()
     if output is Output.json:
         sys.stdout.write(
-            render.as_json(draft, result.evidence, thread_id=result.thread_id, **(extra or {}))
+            render.as_json(
+                draft,
+                result.evidence,
+                thread_id=result.thread_id,
+                verification=verification,
+                **(extra or {}),
+            )
             + "\n"
         )
     elif draft is None:
         sys.stdout.write("Nothing to investigate in that message.\n")
     elif output is Output.markdown:
         sys.stdout.write(render.markdown(draft, result.evidence))
+        sys.stdout.write(render.verification_markdown(verification))
     else:
         render.terminal(Console(), draft, result.evidence)
-    if draft is None or draft.inconclusive:
+        render.verification_terminal(Console(), verification)
+    if draft is None:
+        return EXIT_INCONCLUSIVE
+    if checked.outcome in OUTCOME_EXIT:
+        return OUTCOME_EXIT[checked.outcome]
+    if draft.inconclusive:
         return EXIT_INCONCLUSIVE
     return EXIT_OK
 
@@ -248,21 +349,23 @@ def investigate(
     quiet: QuietOpt = False,
     planner: PlannerOpt = None,
 ) -> None:
-    """Investigate a live cluster (read-only) and print an RCA draft."""
+    """Investigate a live cluster (read-only), write the RCA when asked, have it checked by
+    the judge, and print it with its outcome."""
     settings = _settings(kubeconfig)
     chosen = _planner(settings, planner)
     tools, _ = live_tools(settings, context, prometheus_url)
-    result = _run(
+    checked = _checked(
         question,
-        planner=chosen,
+        first=chosen,
+        again=planner,
         tools=tools,
+        store=KubeReportStore(tools.kube.api_client, timeout_s=settings.kube.timeout_s),
         settings=settings,
         namespace=namespace,
         now=None,
         quiet=quiet,
     )
-    _check_scope(result)
-    raise typer.Exit(_emit(result, output))
+    raise typer.Exit(_emit(checked, output))
 
 
 @app.command()
@@ -284,16 +387,18 @@ def record(
     live, source = live_tools(settings, context, prometheus_url)
     recorder = RecordingTools(live)
     now = time.time()
-    result = _run(
+    checked = _checked(
         question,
-        planner=chosen,
+        first=chosen,
+        again=planner,
         tools=recorder,
+        store=KubeReportStore(live.kube.api_client, timeout_s=settings.kube.timeout_s),
         settings=settings,
         namespace=namespace,
         now=now,
         quiet=quiet,
     )
-    _check_scope(result)
+    result = checked.best
     bundle = recorder.bundle(
         name=name or out.stem,
         question=Redactor(settings.redaction_patterns).text(question),
@@ -303,7 +408,7 @@ def record(
     )
     bundle.write(out)
     Console(stderr=True).print(f"wrote {out} ({len(bundle.calls)} calls)", highlight=False)
-    raise typer.Exit(_emit(result, output))
+    raise typer.Exit(_emit(checked, output))
 
 
 @app.command()
@@ -327,14 +432,18 @@ def demo(
     bundle = Bundle.read(demo_dir() / f"{chosen}.json")
     replay = ReplayTools(bundle)
     settings = Settings()
-    result = _run(
+    reports = MemoryReportStore()  # no cluster: the report is kept in memory and read back
+    checked = _checked(
         bundle.question,
-        planner=RulesPlanner(),
-        tools=replay,
+        first=RulesPlanner(),
+        again=PlannerKind.rules,
+        tools=MemoryReportReads(replay, reports),
+        store=reports,
         settings=settings,
         namespace=bundle.namespace,
         now=bundle.now,
         quiet=quiet,
+        check_scope=False,
     )
     if output is not Output.json:
         Console(stderr=True).print(
@@ -342,7 +451,7 @@ def demo(
             f"{bundle.recorded_at} from {bundle.source}.[/]\n[bold]Question:[/] {bundle.question}",
             highlight=False,
         )
-    code = _emit(result, output, {"demo": chosen, "replay_misses": replay.misses})
+    code = _emit(checked, output, {"demo": chosen, "replay_misses": replay.misses})
     raise typer.Exit(code)
 
 

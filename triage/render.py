@@ -116,3 +116,47 @@ def terminal(console: Console, draft: RCADraft, evidence: list[Evidence]) -> Non
     console.print(table)
     if draft.inconclusive and draft.checked:
         console.print(f"[dim]Checked: {len(draft.checked)} calls (see --output json).[/]")
+
+
+_OUTCOME_WORDS = {
+    "verified": "verified: checked by the judge. Done.",
+    "rejected": "rejected by the judge: the best candidate above is UNVERIFIED.",
+    "budget_exhausted": "budget exhausted before it could be verified: UNVERIFIED.",
+    "evaluator_unavailable": "the judge's model was unavailable: UNVERIFIED.",
+    "unchecked": "unchecked: no check ran (switched off, or nothing to check). UNVERIFIED.",
+}
+
+
+def verification_markdown(summary: dict[str, Any]) -> str:
+    """The outcome and the judge's three lists (`CheckedRun.summary()`)."""
+    outcome = str(summary["outcome"])
+    lines = ["## Verification", "", f"**Outcome:** {_OUTCOME_WORDS.get(outcome, outcome)}", ""]
+    report = summary.get("report")
+    if report:
+        lines += [f"Report: `rcareport/{report['name']}` in `{report['namespace']}`", ""]
+    for title, key in (("Met", "met"), ("Missing", "missing"), ("Does not exist", "nonexistent")):
+        if summary.get(key):
+            lines += [f"### {title}", *[f"- {i}" for i in summary[key]], ""]
+    if summary.get("notes"):
+        lines += ["### Notes", *[f"- {n}" for n in summary["notes"]], ""]
+    lines += [f"_Attempts: {summary['attempts']}; tokens: {summary['spend'].get('tokens', 0)}._"]
+    return "\n".join(lines) + "\n"
+
+
+def verification_terminal(console: Console, summary: dict[str, Any]) -> None:
+    outcome = str(summary["outcome"])
+    style = "green" if outcome == "verified" else "yellow" if outcome == "unchecked" else "red"
+    body: list[Any] = [Text(_OUTCOME_WORDS.get(outcome, outcome), style=f"bold {style}")]
+    report = summary.get("report")
+    if report:
+        body.append(Text(f"Report: rcareport/{report['name']} in {report['namespace']}"))
+    for title, key in (("Missing", "missing"), ("Does not exist", "nonexistent"), ("Met", "met")):
+        if summary.get(key):
+            body.append(Text(f"\n{title}", style="bold underline"))
+            body.extend(Text(f"• {i}") for i in summary[key])
+    if summary.get("notes"):
+        body.append(Text("\nNotes", style="bold underline"))
+        body.extend(Text(f"• {n}") for n in summary["notes"])
+    spend = summary.get("spend") or {}
+    body.append(Text(f"\nAttempts: {summary['attempts']}; tokens: {spend.get('tokens', 0)}"))
+    console.print(Panel(Group(*body), title=f"Outcome: {outcome}", border_style=style))

@@ -187,6 +187,11 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Extra regular expressions whose matches are redacted everywhere.",
     )
+    policy_file: Path | None = Field(
+        default=None,
+        description="The operator's policy YAML (policies/policy.schema.json); unset: the "
+        "shipped default (policies/default.yaml). Helm mounts it from a ConfigMap.",
+    )
 
     def kubeconfig_path(self) -> Path | None:
         """The kubeconfig to use: TRIAGE_KUBE__KUBECONFIG, else $KUBECONFIG (first entry)."""

@@ -39,7 +39,7 @@ class Bundle(BaseModel):
 
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.model_dump_json(indent=1) + "\n")
+        path.write_text(self.model_dump_json() + "\n")
 
     @classmethod
     def read(cls, path: Path) -> Bundle:

@@ -384,6 +384,7 @@ def pvc_pending(ctx: Ctx) -> Finding | None:
         ),
         None,
     )
+    missing_per_event = prov is not None and "not found" in str(prov["message"])
     ev_claim = (
         cite(f"Event ProvisioningFailed: {short(prov['message'])}", ctx.events_id) if prov else None
     )
@@ -393,7 +394,7 @@ def pvc_pending(ctx: Ctx) -> Finding | None:
         score=90,
         summary=f"PVC {claim_['name']} stays Pending: storage class "
         f"{claim_['storage_class']} "
-        + ("does not exist" if cls_claim else "cannot provision a volume"),
+        + ("does not exist" if cls_claim or missing_per_event else "cannot provision a volume"),
         claims=present(main, cls_claim, ev_claim),
         impact=(f"Pods waiting for the claim: {', '.join(users)}." if users else "No volume."),
         follow_ups=["Use an existing StorageClass or install the provisioner it needs."],

@@ -8,6 +8,7 @@ crash-looping pods it created (80); a pending claim (90) explains its pending po
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 from tools.results import ToolStatus
@@ -307,7 +308,8 @@ def scheduling(ctx: Ctx) -> Finding | None:
         failed = next((e for e in events if e.get("reason") == "FailedScheduling"), None)
         if failed is None:
             continue
-        msg = str(failed["message"])
+        # the scheduler's first sentence says why; the preemption epilogue adds nothing
+        msg = re.split(r"\.? ?(?:no new claims|preemption:)", str(failed["message"]))[0] + "."
         if "unbound" in msg and "PersistentVolumeClaim" in msg:
             continue  # the claim explains it (pvc detector)
         # A tainted node that the pod was never meant for shows up in both messages; what

@@ -112,6 +112,9 @@ _SEVERITY = (
 )
 
 
+_LEADING_TS = re.compile(r"^\[?\d{4}-\d{2}-\d{2}[T ][\d:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s+")
+
+
 def fatal_line(lines: list[str], window: int = 40) -> str | None:
     """The line a senior SRE would quote from a crashed container's log.
 
@@ -127,7 +130,7 @@ def fatal_line(lines: list[str], window: int = 40) -> str | None:
         if severity and (best is None or severity > best[0]):
             best = (severity, line)
     if best is not None:
-        return best[1]
+        return _LEADING_TS.sub("", best[1])
     return tail[-1] if tail else None
 
 

@@ -79,7 +79,10 @@ def build_graph(
             write({"tool": call.name, "args": call.args})
         with ThreadPoolExecutor(max_workers=MAX_PARALLEL_CALLS) as pool:
             results = list(pool.map(lambda c: tools.call(c.name, c.args), calls))
-        evidence = [Evidence.from_result(f"E{first + i}", r) for i, r in enumerate(results)]
+        evidence = [
+            Evidence.from_result(f"E{first + i}", r, args=c.args)
+            for i, (c, r) in enumerate(zip(calls, results, strict=True))
+        ]
         for ev in evidence:
             write({"done": ev.tool, "status": ev.status.value, "id": ev.id})
         return {

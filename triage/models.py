@@ -67,11 +67,15 @@ class Evidence(BaseModel):
     data: Any = Field(default=None, exclude=False)
 
     @classmethod
-    def from_result(cls, evidence_id: str, result: ToolResult) -> Evidence:
+    def from_result(
+        cls, evidence_id: str, result: ToolResult, args: dict[str, Any] | None = None
+    ) -> Evidence:
+        """`args` are the call's arguments as the planner asked (the key that makes a repeat
+        call recognisable); the tool's normalised arguments stay in its result."""
         return cls(
             id=evidence_id,
             tool=result.tool,
-            args=result.args,
+            args=result.args if args is None else args,
             status=result.status,
             excerpt=result.excerpt,
             digest=result.raw_digest,

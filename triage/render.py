@@ -18,6 +18,11 @@ from rich.text import Text
 from triage.models import Claim, Evidence, RCADraft
 
 
+def _shown(e: Evidence, cited: set[str]) -> bool:
+    """Cited evidence and failed calls are listed; uncited ok/no_data calls are only counted."""
+    return e.id in cited or e.status.value in ("error", "denied", "approval_required")
+
+
 def _cites(claim: Claim) -> str:
     return " [" + ", ".join(claim.evidence) + "]"
 
@@ -48,7 +53,7 @@ def markdown(draft: RCADraft, evidence: list[Evidence]) -> str:
     cited = draft.cited_ids()
     lines += ["## Evidence", "| id | tool | status | excerpt |", "|---|---|---|---|"]
     for e in evidence:
-        if e.id in cited or not e.ok:
+        if _shown(e, cited):
             excerpt = e.excerpt.replace("|", "\\|").replace("\n", " ")[:200]
             lines.append(f"| {e.id} | {e.tool} | {e.status.value} | {excerpt} |")
     lines += ["", f"_Planner: {draft.planner}; {len(evidence)} tool calls._"]
@@ -111,11 +116,16 @@ def terminal(console: Console, draft: RCADraft, evidence: list[Evidence]) -> Non
     for col in ("id", "tool", "status", "excerpt"):
         table.add_column(col, overflow="fold")
     for e in evidence:
-        if e.id in cited or not e.ok:
+        if _shown(e, cited):
             table.add_row(e.id, e.tool, e.status.value, escape(e.excerpt[:220]))
     console.print(table)
-    if draft.inconclusive and draft.checked:
-        console.print(f"[dim]Checked: {len(draft.checked)} calls (see --output json).[/]")
+    hidden = [e for e in evidence if not _shown(e, cited)]
+    if hidden:
+        no_data = sum(1 for e in hidden if e.status.value == "no_data")
+        console.print(
+            f"[dim]{len(hidden)} more calls not cited ({no_data} found nothing); "
+            "--output json lists them all.[/]"
+        )
 
 
 _OUTCOME_WORDS = {

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.support.scenario_format import load_scenarios
+from tools.read import canonical_args
 from triage.bundle import Bundle, ReplayTools, demo_dir, demo_names
 from triage.cli import app
 from triage.graph import run_investigation
@@ -42,6 +43,8 @@ def test_bundle_replays_to_its_root_cause(name: str, tmp_path: Path) -> None:
         now=bundle.now,
     )
     assert replay.misses == []
+    keys = [f"{e.tool} {canonical_args(e.args)}" for e in result.evidence]
+    assert len(keys) == len(set(keys)), "the same call was made twice"
     assert result.draft is not None
     expect = EXPECTED[name]
     assert result.draft.root_cause_class == expect.root_cause_class

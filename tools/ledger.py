@@ -199,6 +199,10 @@ def _camel(name: str) -> str:
     return head + "".join(p.title() for p in rest)
 
 
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
 def to_resource(op: Operation, namespace: str) -> Json:
     """The Operation custom resource for `op` (camelCase, `spec` what was asked, `status` how
     it went). `spec.targetRef` is the target as one string, for `kubectl get operations`."""
@@ -206,6 +210,8 @@ def to_resource(op: Operation, namespace: str) -> Json:
     spec = {_camel(k): data[k] for k in _SPEC_FIELDS if data[k] is not None}
     spec["targetRef"] = str(op.target)
     status = {_camel(k): data[k] for k in _STATUS_FIELDS if data[k] is not None}
+    if "approval" in status:
+        status["approval"] = {_camel(k): v for k, v in status["approval"].items() if v is not None}
     metadata: Json = {
         "name": op.id,
         "namespace": namespace,
@@ -230,6 +236,8 @@ def from_resource(obj: Json) -> Operation:
     status = obj.get("status") or {}
     data: Json = {k: spec.get(_camel(k)) for k in _SPEC_FIELDS}
     data.update({k: status.get(_camel(k)) for k in _STATUS_FIELDS})
+    if data.get("approval"):
+        data["approval"] = {_snake(k): v for k, v in data["approval"].items()}
     data = {k: v for k, v in data.items() if v is not None}
     data["id"] = meta["name"]
     data["version"] = str(meta.get("resourceVersion") or "")

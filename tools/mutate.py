@@ -401,7 +401,9 @@ class MutateRegistry:
             f"{op.id} is being applied by {holder}{until}; nothing was written here. "
             f"Check with `triage ops show {op.id}`"
         )
-        return Outcome(_error(f"mutate.{op.action}", op.args, msg, ErrorKind.CONFLICT), current)
+        result = _error(f"mutate.{op.action}", op.args, msg, ErrorKind.CONFLICT)
+        data = {"operation": op.id, "phase": current.phase.value, "target": str(op.target)}
+        return Outcome(result.model_copy(update={"data": data}), current)
 
     def _apply(self, spec: MutationSpec, op: Operation) -> Outcome:
         """The write, for an operation this process holds in Pending."""

@@ -6,8 +6,8 @@ fields (statuses, reasons, phases, digests), never on the wording of a claim:
 
 1. `named_things_exist`: what the request names exists; what does not goes to `nonexistent`.
 2. `deliverable_stored`: the RCAReport exists and holds exactly what was drafted (digest).
-3. `sections_present`: summary, impact, and a root cause (or an honest "inconclusive" that
-   says what was checked).
+3. `sections_present`: summary, impact, and a root cause. An honest "inconclusive" is kept
+   as the candidate but does not meet a request to find out why: it is missing a cause.
 4. `claims_cite_ok_evidence`: every claim cites recorded evidence whose status is ok.
 5. `root_cause_matches_cluster`: the root-cause class is not contradicted by the cluster (an
    "OOMKilled" root cause needs a container whose last termination says OOMKilled).
@@ -181,10 +181,12 @@ def sections_present(inp: JudgeInput, out: Findings) -> None:
     if not draft.impact.strip():
         out.missing.append("required section missing: impact")
     if draft.inconclusive:
-        if not draft.checked:
-            out.missing.append("an inconclusive RCA must say what was checked")
-        else:
-            out.met.append(f"inconclusive, stating what was checked ({len(draft.checked)} calls)")
+        # Honest, but not what was asked: the request is met only by an established cause.
+        out.missing.append(
+            f"no root cause established (inconclusive: {draft.summary[:160]}); "
+            f"{len(draft.checked)} calls checked"
+            + (f", unavailable: {'; '.join(draft.unavailable)[:160]}" if draft.unavailable else "")
+        )
     elif not draft.root_cause:
         out.missing.append("required section missing: root cause (no claim)")
     if len(out.missing) == before:

@@ -2,11 +2,12 @@
 
 Errors a user can fix are one plain line saying what to do, with a distinct exit status:
 0 verified: a root cause (or "no fault found") was established and the judge checked it,
-1 inconclusive (or nothing to investigate), 2 usage or configuration error (no kubeconfig, no
-namespace, a bad policy file), 3 the apiserver is unreachable or refused us, 4 the namespace
-does not exist. A run the judge did not verify prints its best candidate marked unverified
-and exits with its outcome: 5 rejected, 6 budget_exhausted, 7 evaluator_unavailable,
-8 unchecked (checking switched off in the policy). Only 0 means done.
+1 inconclusive (the honest "don't know", never verified; or nothing to investigate),
+2 usage or configuration error (no kubeconfig, no namespace, a bad policy file), 3 the
+apiserver is unreachable or refused us, 4 the namespace does not exist. A run the judge did
+not verify prints its best candidate marked unverified and exits with its outcome:
+5 rejected, 6 budget_exhausted, 7 evaluator_unavailable, 8 unchecked (checking switched off
+in the policy). Only 0 means done.
 """
 
 from __future__ import annotations
@@ -302,10 +303,11 @@ def _emit(checked: CheckedRun, output: Output, extra: dict[str, Any] | None = No
         render.verification_terminal(Console(), verification)
     if draft is None:
         return EXIT_INCONCLUSIVE
+    missing = checked.verdict.missing if checked.verdict else ()
+    if draft.inconclusive and checked.outcome is Outcome.REJECTED and len(missing) == 1:
+        return EXIT_INCONCLUSIVE  # the judge's one objection is the missing cause: "don't know"
     if checked.outcome in OUTCOME_EXIT:
         return OUTCOME_EXIT[checked.outcome]
-    if draft.inconclusive:
-        return EXIT_INCONCLUSIVE
     return EXIT_OK
 
 

@@ -160,6 +160,38 @@ class PlannerSettings(BaseModel):
     )
 
 
+class MutationSettings(BaseModel):
+    """How changes are made (what may be changed is the policy file's `mutations` section)."""
+
+    mutator_service_account: str = Field(
+        default="triage-system/triage-mutator",
+        description="namespace/name of the ServiceAccount every write impersonates; the agent's "
+        "own identity may impersonate it and nothing else.",
+    )
+    ledger_namespace: str = Field(
+        default="triage-system", description="Where the Operation records (the ledger) live."
+    )
+    timeout_s: float = Field(
+        default=10.0, gt=0, description="Per-request timeout for writes and ledger calls, seconds."
+    )
+    lease_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long one process holds an operation, seconds: longer than a write's "
+        "timeout plus a ledger update, so a live holder is never taken over; a crashed one "
+        "is taken over (state check first) after at most this long.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Writes one operation may send in all, each only after a state check.",
+    )
+    alertmanager_url: str | None = Field(
+        default=None, description="Alertmanager base URL for silences. Unset: no silences."
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TRIAGE_", env_nested_delimiter="__", extra="ignore"
@@ -170,6 +202,7 @@ class Settings(BaseSettings):
     graph: GraphSettings = Field(default_factory=GraphSettings)
     state: StateSettings = Field(default_factory=StateSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    mutations: MutationSettings = Field(default_factory=MutationSettings)
     worker_model: ModelSettings = Field(
         default_factory=ModelSettings, description="The LLM planner's model (role: worker)."
     )

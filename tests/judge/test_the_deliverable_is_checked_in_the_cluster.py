@@ -12,8 +12,10 @@ import pytest
 from kubernetes import client
 
 from tests.judge.support import REJECT_LABEL, checked_run
+from triage import intake
 from triage.loop import CheckedRun, Outcome
-from triage.report import KubeReportStore
+from triage.models import RCADraft
+from triage.report import KubeReportStore, ReportError
 
 pytestmark = pytest.mark.cluster
 
@@ -69,9 +71,16 @@ def test_a_write_refused_by_admission_is_never_verified(
     )
     words = f"write the RCA for namespace {namespace}, something is off"
 
-    def refused() -> bool:
-        run = checked_run(words, control_plane=reports, state_dir=tmp_path)
-        return bool(run.attempts[0].submit_error)
+    probe = KubeReportStore(reports.api_client(reports.reader_kubeconfig))
+    goal = intake.parse(words, now=0)
+    draft = RCADraft(title="probe", summary="probe", root_cause_class="no_fault", impact="-")
+
+    def refused() -> bool:  # the policy's namespace selector catches up with the label
+        try:
+            probe.submit(namespace, goal, draft, attempt=1, run_id="probe")
+        except ReportError:
+            return True
+        return False
 
     reports.wait_for(refused, 30, "the admission policy to refuse reports")
     run = checked_run(words, control_plane=reports, state_dir=tmp_path)

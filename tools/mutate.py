@@ -200,8 +200,14 @@ class MutateRegistry:
 
     # -- entry points ---------------------------------------------------------------------------
 
-    def submit(self, req: MutationRequest, *, undoes: str | None = None) -> Outcome:
-        """Plan, claim and (unless approval is needed) apply; or continue the existing record."""
+    def submit(
+        self, req: MutationRequest, *, undoes: str | None = None, apply: bool = True
+    ) -> Outcome:
+        """Plan, claim and (unless approval is needed) apply; or continue the existing record.
+
+        `apply=False` stops short of any write: it records an operation that needs approval
+        (so a human can approve it) and reports the state of an existing one.
+        """
         tool = f"mutate.{req.action}"
         parsed = self.validate(req)
         if isinstance(parsed, ToolResult):
@@ -224,7 +230,7 @@ class MutateRegistry:
                         ),
                         existing,
                     )
-                return self._continue(spec, existing)
+                return self._continue(spec, existing, apply=apply)
             observed = spec.observe(req.target, op_id)
         except ToolError as e:
             return Outcome(_error(tool, args, f"nothing was changed: {e}", e.kind), None)
@@ -239,6 +245,13 @@ class MutateRegistry:
         except ToolError as e:
             return Outcome(_error(tool, args, f"nothing was changed: {e}", e.kind), None)
         needs_approval = self.policy.needs_approval(MutationAction(req.action))
+        if not needs_approval and not apply:
+            return Outcome(
+                _error(
+                    tool, args, f"{req.action} on {req.target} not applied yet", ErrorKind.CONFLICT
+                ),
+                None,
+            )
         op = Operation(
             id=op_id,
             run=req.run,
@@ -265,7 +278,7 @@ class MutateRegistry:
                 None,
             )
         if not won:
-            return self._continue(spec, stored)
+            return self._continue(spec, stored, apply=apply)
         if needs_approval:
             return Outcome(_result(stored), stored)
         return self._apply(spec, stored)
@@ -358,9 +371,9 @@ class MutateRegistry:
         assert last is not None
         raise last
 
-    def _continue(self, spec: MutationSpec, op: Operation) -> Outcome:
+    def _continue(self, spec: MutationSpec, op: Operation, *, apply: bool = True) -> Outcome:
         now = self.clock()
-        if op.phase.terminal:
+        if op.phase.terminal or not apply:
             return Outcome(_result(op), op)
         if op.phase is Phase.AWAITING_APPROVAL:
             problem = approval_problem(op, self.policy, now)

@@ -1,4 +1,5 @@
-"""The investigation as a LangGraph graph: intake → investigate ⇄ tools → draft.
+"""The investigation as a LangGraph graph: intake → investigate ⇄ tools → draft [→ approve →
+mutate].
 
 The planner decides, the graph executes: `investigate` asks the planner for the next read
 calls, `tools` runs them through the read registry (the only tools this graph holds) and
@@ -26,8 +27,9 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from tools.mutate import MutateRegistry
 from tools.read import ReadTools
-from triage import intake
+from triage import approvals, intake
 from triage.models import Evidence, Goal, RCADraft, RequestKind
 from triage.planner import Planner, ToolCall, already_called
 from triage.settings import GraphSettings, StateSettings
@@ -43,7 +45,10 @@ def build_graph(
     tools: ReadTools,
     settings: GraphSettings,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    mutator: MutateRegistry | None = None,
 ) -> CompiledStateGraph[TriageState, None, TriageState, TriageState]:
+    """`mutator` given: changes the user asked for go draft → approve → mutate (ledgered)."""
+
     def intake_node(state: TriageState) -> TriageState:
         goal = intake.parse(
             state["words"],
@@ -104,7 +109,14 @@ def build_graph(
     graph.add_conditional_edges("intake", after_intake)
     graph.add_conditional_edges("investigate", after_investigate)
     graph.add_edge("tools", "investigate")
-    graph.add_edge("draft", END)
+    if mutator is None:
+        graph.add_edge("draft", END)
+    else:
+        graph.add_node("approve", approvals.approve_node(mutator), retry_policy=approvals.NO_RETRY)
+        graph.add_node("mutate", approvals.mutate_node(mutator), retry_policy=approvals.NO_RETRY)
+        graph.add_conditional_edges("draft", approvals.after_draft)
+        graph.add_edge("approve", "mutate")
+        graph.add_edge("mutate", END)
     return graph.compile(checkpointer=checkpointer)
 
 

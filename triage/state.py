@@ -22,6 +22,7 @@ class TriageState(TypedDict, total=False):
     pending: list[dict[str, Any]]
     tool_calls: int
     draft: dict[str, Any] | None
+    mutations: list[dict[str, Any]]  # what each asked-for change came to (triage/approvals.py)
 
 
 def goal_of(state: TriageState) -> Goal:

@@ -1,0 +1,237 @@
+"""Changes the user asked for, the human approval some of them need, and the graph steps that
+apply them through the ledger.
+
+Only the user's own words can ask for a change: `requests_from_goal` reads `Goal.words` and
+`Goal.mutations_named` (intake), never the draft's remediation and never tool output, so nothing
+in a log, an event or an annotation can trigger a mutation.
+
+`approve` pauses the graph (a LangGraph interrupt) while an operation that policy says needs a
+human has no usable approval. Approvals are recorded on the Operation itself (who, when, the
+exact argument digest, expiry) by `approve()` — from `triage ops approve` now, from Slack's
+buttons later — and the resumed graph re-reads the ledger: the resume value only carries
+refusals, it can never approve anything by itself. `mutate` then submits every request through
+the mutate registry; neither node has an automatic retry (the registry does its own bounded,
+state-checked retries).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from kubernetes import client as k8s
+from langgraph.config import get_config
+from langgraph.types import RetryPolicy, interrupt
+
+from policies.model import MutationAction, MutationPolicy
+from tools.k8s_mutate import KubeCall
+from tools.ledger import Ledger, Operation, Phase, Target, utcnow
+from tools.mutate import (
+    MutateRegistry,
+    MutationRequest,
+    Outcome,
+    approval_problem,
+    record_approval,
+    record_refusal,
+)
+from triage.models import Goal
+from triage.state import TriageState, goal_of
+
+#: Mutation nodes never retry on their own: a retry is a decision the registry takes only
+#: after reading the cluster.
+NO_RETRY = RetryPolicy(max_attempts=1)
+
+_SCALE_TO = re.compile(r"\b(?:to|at)\s+(\d{1,7})\b|\b(\d{1,7})\s+(?:replicas?|pods?|instances?)\b")
+_REVISION = re.compile(r"\brevision\s+(\d{1,6})\b", re.I)
+_ALERT = re.compile(r"\b(?:silence|mute)\s+(?:the\s+)?(?:alert\s+)?([A-Z][A-Za-z0-9_:]{2,100})\b")
+_FOR = re.compile(r"\bfor\s+(\d{1,4})\s*(m|min|mins|minutes?|h|hrs?|hours?)\b", re.I)
+_POD = re.compile(r"\bpod\s+([a-z0-9]([-a-z0-9]*[a-z0-9])?)\b")
+DEFAULT_SILENCE_S = 3600
+
+
+def _deployment(goal: Goal) -> str | None:
+    for w in goal.scope.workloads:
+        if w.kind in (None, "Deployment"):
+            return w.name
+    return None
+
+
+def requests_from_goal(goal: Goal, run: str) -> tuple[list[MutationRequest], list[str]]:
+    """The changes named in the user's words, as requests; and what could not be understood."""
+    namespace = goal.scope.namespace
+    if not goal.mutations_named:
+        return [], []
+    if namespace is None:
+        return [], ["say which namespace to change (e.g. 'in namespace shop')"]
+    words = goal.words
+    requests: list[MutationRequest] = []
+    problems: list[str] = []
+    for i, action in enumerate(goal.mutations_named):
+        step = f"mutation:{i}:{action}"
+        target: Target | None = None
+        args: dict[str, Any] = {}
+        if action in ("rollout_restart", "scale", "rollback"):
+            name = _deployment(goal)
+            if name is None:
+                problems.append(f"{action}: name the Deployment (e.g. 'deployment checkout-api')")
+                continue
+            target = Target(kind="Deployment", namespace=namespace, name=name)
+            if action == "scale":
+                m = _SCALE_TO.search(words)
+                if m is None:
+                    problems.append("scale: say how many replicas (e.g. 'scale it to 5')")
+                    continue
+                args = {"replicas": int(m.group(1) or m.group(2))}
+            elif action == "rollback":
+                m = _REVISION.search(words)
+                args = {"revision": int(m.group(1))} if m else {}
+        elif action == "delete_pod":
+            m = _POD.search(words)
+            pod = next((w.name for w in goal.scope.workloads if w.kind == "Pod"), None)
+            pod = pod or (m.group(1) if m else None)
+            if pod is None:
+                problems.append("delete_pod: name the pod (e.g. 'delete pod api-7d9f-abcde')")
+                continue
+            target = Target(kind="Pod", namespace=namespace, name=pod)
+        elif action == "silence_create":
+            m = _ALERT.search(words)
+            if m is None:
+                problems.append("silence: name the alert (e.g. 'silence HighErrorRate for 1h')")
+                continue
+            alertname = m.group(1)
+            d = _FOR.search(words)
+            seconds = DEFAULT_SILENCE_S
+            if d is not None:
+                seconds = int(d.group(1)) * (3600 if d.group(2).lower().startswith("h") else 60)
+            target = Target(kind="Silence", namespace=namespace, name=alertname)
+            args = {
+                "matchers": [
+                    {"name": "alertname", "value": alertname},
+                    {"name": "namespace", "value": namespace},
+                ],
+                "duration_s": seconds,
+                "comment": f"asked in {run}",
+            }
+        if target is None:
+            problems.append(f"{action}: not something Triage can do from a message")
+            continue
+        requests.append(
+            MutationRequest(run=run, step=step, action=action, target=target, args=args)
+        )
+    return requests, problems
+
+
+# -- people ----------------------------------------------------------------------------------
+
+
+def whoami(api_client: k8s.ApiClient, *, timeout_s: float = 10.0) -> str:
+    """The user name the apiserver sees for this client (a SelfSubjectReview), so an approval
+    names the person the cluster authenticated, not one they typed."""
+    review = KubeCall(timeout_s).json(
+        k8s.AuthenticationV1Api(api_client).create_self_subject_review,
+        k8s.V1SelfSubjectReview(api_version="authentication.k8s.io/v1", kind="SelfSubjectReview"),
+    )
+    return str(((review.get("status") or {}).get("userInfo") or {}).get("username") or "")
+
+
+def approve(
+    ledger: Ledger,
+    policy: MutationPolicy,
+    op_id: str,
+    approver: str,
+    *,
+    now: datetime | None = None,
+) -> Operation:
+    """Record `approver`'s approval of exactly this operation's arguments (ValueError: why not)."""
+    return record_approval(ledger, policy, op_id, approver, now=now or utcnow())
+
+
+def refuse(ledger: Ledger, policy: MutationPolicy, op_id: str, who: str) -> Operation:
+    """Record that `who` refused the operation; it will never be applied."""
+    return record_refusal(ledger, policy, op_id, who)
+
+
+# -- graph steps -----------------------------------------------------------------------------
+
+
+def _summary(outcome: Outcome) -> dict[str, Any]:
+    op = outcome.operation
+    return {
+        "operation": op.id if op else None,
+        "action": outcome.result.tool.removeprefix("mutate."),
+        "target": str(op.target) if op else None,
+        "args": outcome.result.args,
+        "phase": op.phase.value if op else None,
+        "status": outcome.result.status.value,
+        "excerpt": outcome.result.excerpt,
+    }
+
+
+def _requests(state: TriageState) -> tuple[list[MutationRequest], list[str]]:
+    run = str(get_config().get("configurable", {}).get("thread_id") or "run")
+    return requests_from_goal(goal_of(state), run)
+
+
+def after_draft(state: TriageState) -> Literal["approve", "__end__"]:
+    return "approve" if goal_of(state).mutations_named else "__end__"
+
+
+def approve_node(registry: MutateRegistry) -> Any:
+    def node(state: TriageState) -> TriageState:
+        requests, _ = _requests(state)
+        waiting: list[Operation] = []
+        for req in requests:
+            if not registry.policy.allows(MutationAction(req.action)) or not (
+                registry.policy.needs_approval(MutationAction(req.action))
+            ):
+                continue
+            outcome = registry.submit(req, apply=False)
+            op = outcome.operation
+            if (
+                op is not None
+                and op.phase is Phase.AWAITING_APPROVAL
+                and approval_problem(op, registry.policy, registry.clock()) is not None
+            ):
+                waiting.append(op)
+        if not waiting:
+            return {}
+        answer = interrupt(
+            {
+                "awaiting_approval": [
+                    {
+                        "operation": op.id,
+                        "action": op.action,
+                        "target": str(op.target),
+                        "args": op.args,
+                        "args_digest": op.args_digest,
+                        "approvers": list(registry.policy.approvers_for(MutationAction(op.action))),
+                    }
+                    for op in waiting
+                ]
+            }
+        )
+        decisions = (answer or {}).get("decisions", {}) if isinstance(answer, dict) else {}
+        who = str((answer or {}).get("by") or "") if isinstance(answer, dict) else ""
+        for op in waiting:
+            if decisions.get(op.id) == "refused" and who:
+                # Not theirs to refuse: the operation simply stays unapproved.
+                with contextlib.suppress(ValueError):
+                    refuse(registry.ledger, registry.policy, op.id, who)
+        return {}
+
+    return node
+
+
+def mutate_node(registry: MutateRegistry) -> Any:
+    def node(state: TriageState) -> TriageState:
+        requests, problems = _requests(state)
+        results = [_summary(registry.submit(req)) for req in requests]
+        results += [
+            {"operation": None, "status": "error", "excerpt": p, "phase": None} for p in problems
+        ]
+        return {"mutations": json.loads(json.dumps(results, default=str))}
+
+    return node

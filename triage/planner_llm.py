@@ -23,10 +23,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from tools.read import SPEC_BY_NAME, validate
 from tools.redact import Redactor
@@ -48,10 +48,20 @@ from triage.settings import PlannerSettings, Settings
 
 SUBMIT_RCA = "submit_rca"
 MAX_NOTES = 30
+MAX_HINT_CALLS = 20
 _CLASS = re.compile(r"^[a-z][a-z0-9_]{1,47}$")
 
 
 # -- what the model must submit (the RCADraft's parts, with evidence on remediations) ---------
+
+
+def _clipped(limit: int) -> BeforeValidator:
+    """Long text from a model is cut, not refused: a wordy RCA is still an RCA."""
+    return BeforeValidator(lambda v: clip(v, limit) if isinstance(v, str) else v)
+
+
+Short = Annotated[str, _clipped(200)]
+Text = Annotated[str, _clipped(1500)]
 
 
 class _Out(BaseModel):
@@ -59,35 +69,35 @@ class _Out(BaseModel):
 
 
 class ClaimOut(_Out):
-    text: str = Field(min_length=1, max_length=800)
+    text: Text = Field(min_length=1)
     evidence: list[str] = Field(min_length=1, description="Ids of ok evidence, e.g. ['E3'].")
 
 
 class TimelineOut(_Out):
-    at: str = Field(max_length=80)
-    what: str = Field(max_length=400)
+    at: Short
+    what: Text
     evidence: list[str] = Field(default_factory=list)
 
 
 class RemediationOut(_Out):
     action: Literal["rollout_restart", "scale", "rollback", "delete_pod", "silence_create", "none"]
-    target: str = Field(max_length=300, description="kind/namespace/name")
+    target: Short = Field(description="kind/namespace/name")
     args: dict[str, Any] = Field(default_factory=dict)
-    rationale: str = Field(max_length=800)
+    rationale: Text
     evidence: list[str] = Field(default_factory=list, description="Ids of ok evidence.")
 
 
 class RCAProposal(_Out):
-    title: str = Field(min_length=1, max_length=200)
-    summary: str = Field(min_length=1, max_length=1500)
-    root_cause_class: str = Field(max_length=60, description="snake_case, e.g. oom_killed")
-    impact: str = Field(max_length=800)
+    title: Short = Field(min_length=1)
+    summary: Text = Field(min_length=1)
+    root_cause_class: Short = Field(description="snake_case, e.g. oom_killed")
+    impact: Text = ""
     inconclusive: bool = False
-    root_cause: list[ClaimOut] = Field(default_factory=list)
-    contributing_factors: list[ClaimOut] = Field(default_factory=list)
-    timeline: list[TimelineOut] = Field(default_factory=list)
-    remediation: list[RemediationOut] = Field(default_factory=list)
-    follow_ups: list[str] = Field(default_factory=list)
+    root_cause: list[ClaimOut] = Field(default_factory=list, max_length=20)
+    contributing_factors: list[ClaimOut] = Field(default_factory=list, max_length=20)
+    timeline: list[TimelineOut] = Field(default_factory=list, max_length=40)
+    remediation: list[RemediationOut] = Field(default_factory=list, max_length=10)
+    follow_ups: list[Text] = Field(default_factory=list, max_length=20)
 
 
 def submit_tool() -> dict[str, Any]:
@@ -124,7 +134,7 @@ def parse_plan(reply: AIMessage) -> PlanReply:
         if isinstance(parsed, ToolResult):
             problems.append(clip(parsed.excerpt, 200))
         else:
-            calls.append(ToolCall(name=name, args=parsed.model_dump(exclude_none=True)))
+            calls.append(ToolCall(name=name, args=parsed.model_dump(exclude_defaults=True)))
     for bad in reply.invalid_tool_calls:
         problems.append(f"malformed call to {quote(str(bad.get('name')))}")
     if problems and not calls and not refused:
@@ -298,9 +308,11 @@ class LLMPlanner:
         return injection.clean_text(self.redactor.text(text))
 
     def _hints(self, goal: Goal, evidence: list[Evidence], now: float) -> str:
+        seen = already_called(evidence)
+        upcoming = [c for c in self.rules.plan(goal, evidence, now) if c.key not in seen]
         next_calls = [
             self._clean(f"{prompts.function_name(c.name)} {json.dumps(c.args, sort_keys=True)}")
-            for c in self.rules.plan(goal, evidence, now)[:12]
+            for c in upcoming[:MAX_HINT_CALLS]
         ]
         diagnosis: list[str] = []
         if any(e.tool == "k8s.pods" for e in evidence):

@@ -5,7 +5,8 @@ Secrets are planted where they live in a real cluster — log lines, env values,
 ConfigMap data, a Secret, an event — and injections in logs, events and annotations. The
 model's script even asks for mutations. Then: no secret in any request body to the model, in
 the JSON output, in the rendered RCA or in the stored bundle; every injection the tools read is
-flagged in the RCA and none reached the model; nothing was written to the cluster.
+flagged in the RCA and none reached the worker model; nothing was written to the cluster; the
+tokens of the worker and of the judge's model pass are counted under their roles.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client
+from prometheus_client import REGISTRY
 from typer.testing import CliRunner
 
 from tests.llm.support import (
@@ -30,6 +32,7 @@ from tests.llm.support import (
     submit,
 )
 from tests.llm.support import calls as model_calls
+from tests.support.fake_openai import ToolCall as WireCall
 from tools.read import SPEC_BY_NAME
 from triage import render
 from triage.bundle import Bundle
@@ -113,6 +116,13 @@ def _manifests(ns: str) -> list[dict[str, Any]]:
     ]
 
 
+def _tokens(role: str) -> float:
+    return sum(
+        REGISTRY.get_sample_value("triage_llm_tokens_total", {"role": role, "direction": d}) or 0
+        for d in ("input", "output")
+    )
+
+
 def _pod_restarted(api: client.ApiClient, ns: str) -> bool:
     pod = client.CoreV1Api(api).read_namespaced_pod(POD, ns)
     statuses = (pod.status.container_statuses if pod.status else None) or []
@@ -172,6 +182,13 @@ def test_cluster_run_keeps_secrets_and_obeys_nothing(
             ),
         ],
     )
+    # the judge's model pass, on the same server under its own settings group
+    openai_server.reply(
+        tool_calls=[WireCall("report_verdict", {"met": ["an RCA citing evidence"], "missing": []})],
+        prompt_tokens=900,
+        completion_tokens=12,
+    )
+    tokens_before = {role: _tokens(role) for role in ("worker", "judge")}
     bundle_path = tmp_path / "bundle.json"
     result = CliRunner().invoke(
         app,
@@ -196,6 +213,9 @@ def test_cluster_run_keeps_secrets_and_obeys_nothing(
             "TRIAGE_WORKER_MODEL__BASE_URL": openai_server.base_url,
             "TRIAGE_WORKER_MODEL__API_KEY": openai_server.api_key,
             "TRIAGE_WORKER_MODEL__BACKOFF_S": "0",
+            "TRIAGE_JUDGE_MODEL__NAME": f"openai:{openai_server.models[0]}",
+            "TRIAGE_JUDGE_MODEL__BASE_URL": openai_server.base_url,
+            "TRIAGE_JUDGE_MODEL__API_KEY": openai_server.api_key,
         },
     )
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
@@ -204,7 +224,12 @@ def test_cluster_run_keeps_secrets_and_obeys_nothing(
     evidence = [Evidence.model_validate(e) for e in out["evidence"]]
 
     # the model was used, to the end of its script, and the RCA is its cited one
-    assert len(openai_server.requests) == 4
+    assert len(openai_server.requests) == 5
+    assert openai_server.remaining == 0
+    assert "report_verdict" in json.dumps(openai_server.requests[-1]["tools"])
+    # token usage of worker and judge, each under its role
+    assert _tokens("worker") > tokens_before["worker"]
+    assert _tokens("judge") - tokens_before["judge"] == 900 + 12
     assert draft.planner == "llm"
     assert [c.evidence for c in draft.root_cause] == [("E2",), ("E5",)]
     status = {e.id: e.status.value for e in evidence}
@@ -225,7 +250,8 @@ def test_cluster_run_keeps_secrets_and_obeys_nothing(
     read_injections = [*INJECTION_LOG_LINES, *INJECTION_EVENTS]
     flagged = " ".join(s.text for s in draft.suspicious_inputs)
     assert [t for t in read_injections if t not in flagged] == []
-    sent = openai_server.request_text()
+    # (the worker's requests; the judge's pass gets its own bounded excerpts)
+    sent = "\n".join(raw.decode() for raw in openai_server.raw_requests[:4])
     all_injections = [*read_injections, *INJECTION_ANNOTATIONS.values(), INJECTION_CONFIGMAP]
     assert [t for t in all_injections if t in sent] == []
 

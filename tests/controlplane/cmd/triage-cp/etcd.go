@@ -43,6 +43,9 @@ func runEtcd(args []string) int {
 	// Tests do not need durability across a power cut; skipping fsync makes etcd fast on
 	// shared CI disks.
 	cfg.UnsafeNoFsync = true
+	// A single member elects itself; short ticks make that take milliseconds, not a second.
+	cfg.TickMs = 10
+	cfg.ElectionMs = 100
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "etcd:", err)

@@ -341,12 +341,16 @@ class MutateRegistry:
             ),
             undoes=op.id,
         )
-        undo_op = outcome.operation
-        if undo_op is not None and undo_op.phase is Phase.SUCCEEDED and op.undone_by is None:
-            # On failure the undo's own record (undoes=...) still links the two.
-            with contextlib.suppress(ToolError):
-                self.ledger.update(op.moved(undone_by=undo_op.id))
         return outcome
+
+    def _link_undo(self, undo_op: Operation) -> None:
+        """Mark the undone operation (best effort: the undo's own `undoes` links them too)."""
+        if undo_op.undoes is None:
+            return
+        with contextlib.suppress(ToolError):
+            original = self.ledger.get(undo_op.undoes)
+            if original is not None and original.undone_by is None:
+                self.ledger.update(original.moved(undone_by=undo_op.id))
 
     # -- the engine ----------------------------------------------------------------------------
 
@@ -530,6 +534,8 @@ class MutateRegistry:
         for _ in range(2):
             try:
                 stored = self.ledger.update(done)
+                if phase is Phase.SUCCEEDED:
+                    self._link_undo(stored)
                 return Outcome(_result(stored), stored)
             except Conflict:
                 current = self.ledger.get(op.id)

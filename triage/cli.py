@@ -35,6 +35,7 @@ from tools.results import ErrorKind
 from triage import render
 from triage.budget import Budget
 from triage.bundle import Bundle, RecordingTools, ReplayTools, demo_dir, demo_names
+from triage.cli_ops import ops_app
 from triage.graph import RunResult, run_investigation
 from triage.llm import ModelClient, ModelNotConfigured
 from triage.loop import CheckedRun, Outcome, run_checked
@@ -455,6 +456,9 @@ def demo(
         )
     code = _emit(checked, output, {"demo": chosen, "replay_misses": replay.misses})
     raise typer.Exit(code)
+
+
+app.add_typer(ops_app, name="ops")
 
 
 def main() -> None:

@@ -20,10 +20,13 @@ def test_kubectl_get_operations_lists_the_ledger(ledger_cluster, target_ns):
     registry = rig.registry()
     restarted = registry.submit(rig.case("rollout_restart").request)
     scale = rig.case("scale", name="api", step="1")
-    waiting = registry.submit(scale.request)
-    record_approval(registry.ledger, rig.policy, waiting.operation.id, "alice", now=utcnow())
-    scaled = registry.resume(waiting.operation.id)
+    waiting = registry.submit(scale.request).operation
+    assert waiting is not None
+    record_approval(registry.ledger, rig.policy, waiting.id, "alice", now=utcnow())
+    scaled = registry.resume(waiting.id)
     rig.close()
+    assert restarted.operation is not None
+    assert scaled.operation is not None
 
     out = subprocess.run(
         [

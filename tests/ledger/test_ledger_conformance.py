@@ -27,6 +27,8 @@ from tools.ledger import (
     operation_id,
 )
 
+UNTIL = datetime(2030, 1, 1, tzinfo=UTC)
+
 
 @pytest.fixture(params=["memory", pytest.param("kube", marks=pytest.mark.cluster)])
 def ledger(request):
@@ -52,7 +54,7 @@ def _op(**kw) -> Operation:
         "args_digest": args_digest("scale", target, args),
         "plan": {"replicas": 2},
         "phase": Phase.PENDING,
-        "holder": Holder(id="agent-a", until=datetime(2030, 1, 1, tzinfo=UTC)),
+        "holder": Holder(id="agent-a", until=UNTIL),
     }
     return Operation(**{**base, **kw})
 
@@ -62,7 +64,7 @@ def test_the_first_claim_wins_and_the_second_gets_the_record(ledger):
     stored, won = ledger.claim(op)
     assert won
     assert stored.version
-    rival = op.model_copy(update={"holder": Holder(id="agent-b", until=op.holder.until)})
+    rival = op.model_copy(update={"holder": Holder(id="agent-b", until=UNTIL)})
     existing, won_again = ledger.claim(rival)
     assert not won_again
     assert existing.holder.id == "agent-a"
@@ -75,7 +77,7 @@ def test_eight_concurrent_claims_have_one_winner(ledger):
         results = list(
             pool.map(
                 lambda i: ledger.claim(
-                    op.model_copy(update={"holder": Holder(id=f"agent-{i}", until=op.holder.until)})
+                    op.model_copy(update={"holder": Holder(id=f"agent-{i}", until=UNTIL)})
                 ),
                 range(8),
             )

@@ -210,11 +210,11 @@ class Rig:
             return len(core.list_namespaced_pod(self.ns, label_selector=f"app={name}").items) == 1
 
         wait_until(one_pod, 20, "the pod")
-        pod = core.list_namespaced_pod(self.ns, label_selector=f"app={name}").items[0]
+        pod: Any = core.list_namespaced_pod(self.ns, label_selector=f"app={name}").items[0]
         uid = pod.metadata.uid
 
         def check(op: Operation) -> None:
-            pods = core.list_namespaced_pod(self.ns, label_selector=f"app={name}").items
+            pods: list[Any] = core.list_namespaced_pod(self.ns, label_selector=f"app={name}").items
             same = [p for p in pods if p.metadata.uid == uid and not p.metadata.deletion_timestamp]
             assert not same, "the pod with the planned UID is still there"
             assert op.plan["uid"] == uid

@@ -51,6 +51,7 @@ def test_an_approval_for_other_arguments_is_not_used(rig):
     registry = rig.registry(wire)
     op = registry.submit(_scale(rig, 4)).operation
     approved = record_approval(registry.ledger, rig.policy, op.id, "alice", now=utcnow())
+    assert approved.approval is not None
     # someone rewrites the approval's digest (as if it were given for other arguments)
     tampered = approved.moved(
         approval=approved.approval.model_copy(update={"args_digest": "sha256:other"})

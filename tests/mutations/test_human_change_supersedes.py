@@ -4,6 +4,7 @@ forced, and the human's change stands."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -44,7 +45,7 @@ def test_a_human_change_just_before_the_write_supersedes_it(rig, action):
 
     assert outcome.phase is Phase.SUPERSEDED, outcome.result.excerpt
     assert wire.landed(method, path) == 0
-    dep = client.AppsV1Api(rig.admin).read_namespaced_deployment("web", rig.ns)
+    dep: Any = client.AppsV1Api(rig.admin).read_namespaced_deployment("web", rig.ns)
     if action == "scale":
         assert dep.spec.replicas == 3
     else:

@@ -77,7 +77,9 @@ class Targets:
 
     def live_pod(self) -> Any:
         def pick() -> Any:
-            pods = self.core.list_namespaced_pod(self.ns, label_selector="app=pods").items
+            pods: list[Any] = self.core.list_namespaced_pod(
+                self.ns, label_selector="app=pods"
+            ).items
             live = [p for p in pods if not p.metadata.deletion_timestamp]
             return live[0] if live else None
 
@@ -123,7 +125,7 @@ def _request(targets: Targets, rig: Rig, action: str, step: str) -> tuple[Any, A
         t = Target(kind="Pod", namespace=ns, name=pod.metadata.name)
 
         def check_pod(op: Any) -> None:
-            pods = targets.core.list_namespaced_pod(ns, label_selector="app=pods").items
+            pods: list[Any] = targets.core.list_namespaced_pod(ns, label_selector="app=pods").items
             assert not [
                 p for p in pods if p.metadata.uid == uid and not p.metadata.deletion_timestamp
             ]
@@ -194,6 +196,7 @@ def test_randomized_faults_and_crashes_never_double_write(
             if outcome.phase is Phase.FAILED:
                 # Bounded retries: enough lost writes and the agent gives up, having written
                 # nothing (it checked before every attempt).
+                assert outcome.operation is not None
                 assert outcome.operation.attempts >= registry.max_attempts, where
                 assert n == 0, where
                 continue

@@ -23,7 +23,9 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Annotated, Any, Literal
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -32,7 +34,7 @@ from tools.read import SPEC_BY_NAME, validate
 from tools.redact import Redactor
 from tools.results import ToolResult, clip
 from triage import injection, prompts
-from triage.llm import ModelClient, ModelError, ModelOutputInvalid
+from triage.llm import ModelClient, ModelError, ModelOutputInvalid, ModelUnavailable
 from triage.models import (
     Claim,
     Evidence,
@@ -46,6 +48,7 @@ from triage.planner import ToolCall, already_called
 from triage.planner_rules import RulesPlanner
 from triage.settings import PlannerSettings, Settings
 
+T = TypeVar("T")
 SUBMIT_RCA = "submit_rca"
 MAX_NOTES = 30
 MAX_HINT_CALLS = 20
@@ -206,6 +209,7 @@ class LLMPlanner:
         self.fallback: str | None = None
         self.notes: list[str] = []
         self._nonce = secrets.token_hex(6)
+        self.model_seconds = 0.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMPlanner:
@@ -248,7 +252,7 @@ class LLMPlanner:
         self.turns += 1
         messages = self._plan_messages(goal, evidence, now)
         try:
-            reply = self.client.invoke(messages, parse_plan, tools=prompts.read_tool_schemas())
+            reply = self._ask(messages, parse_plan, prompts.read_tool_schemas())
         except ModelError as e:
             self._fall_back(f"planning failed after bounded retries ({e})")
             return self.rules.plan(goal, evidence, now)
@@ -276,9 +280,7 @@ class LLMPlanner:
             return self._finish(rules_draft, suspicious, planner="llm")
         messages = self._draft_messages(goal, evidence, now, rules_draft)
         try:
-            proposal = self.client.invoke(
-                messages, parse_draft, tools=[submit_tool()], tool_choice=SUBMIT_RCA
-            )
+            proposal = self._ask(messages, parse_draft, [submit_tool()], SUBMIT_RCA)
         except ModelError as e:
             self._fall_back(f"drafting failed after bounded retries ({e})")
             return self._finish(rules_draft, suspicious)
@@ -286,6 +288,24 @@ class LLMPlanner:
         if accepted is None:
             return self._finish(rules_draft, suspicious)
         return self._finish(accepted, suspicious, planner="llm")
+
+    def _ask(
+        self,
+        messages: list[BaseMessage],
+        parse: Callable[[AIMessage], T],
+        tools: list[dict[str, Any]],
+        tool_choice: str | None = None,
+    ) -> T:
+        """One model request within the investigation's model-time budget."""
+        budget = self.settings.max_model_seconds
+        if self.model_seconds >= budget:
+            msg = f"the model-time budget of {budget:g} s is spent"
+            raise ModelUnavailable(msg)
+        started = time.monotonic()
+        try:
+            return self.client.invoke(messages, parse, tools=tools, tool_choice=tool_choice)
+        finally:
+            self.model_seconds += time.monotonic() - started
 
     # -- prompts --
 

@@ -147,6 +147,13 @@ class PlannerSettings(BaseModel):
     max_calls_per_turn: int = Field(
         default=8, ge=1, le=30, description="Most read calls taken from one model reply."
     )
+    max_model_seconds: float = Field(
+        default=240.0,
+        gt=0,
+        description="Wall-clock seconds the model may take over a whole investigation, retries "
+        "included; then the rules planner finishes. Four minutes keeps an incident answer "
+        "timely even when every request is slow.",
+    )
     evidence_chars: int = Field(
         default=60_000,
         ge=2_000,

@@ -155,3 +155,18 @@ def test_in_process_exceptions_fall_back_after_the_bound() -> None:
     assert len(model.received) == ATTEMPTS
     _assert_rules_rca_with_fallback_said(result.draft)
     assert "TimeoutError" in result.draft.unavailable[-1]
+
+
+def test_a_slow_model_stops_at_the_model_time_budget(openai_server) -> None:
+    """Each reply within the request timeout, but together past the investigation's budget."""
+    first = calls(*TURN_1)
+    openai_server.reply(
+        tool_calls=[WireCall(c["name"], c["args"]) for c in first.tool_calls], delay=0.6
+    )
+    settings = http_settings(openai_server)
+    settings.planner.max_model_seconds = 0.5
+    planner = LLMPlanner.from_settings(settings)
+    result = investigate(planner, CannedTools(secrets=False, injections=False))
+    assert len(openai_server.requests) == 1  # asked once, then the budget was spent
+    _assert_rules_rca_with_fallback_said(result.draft)
+    assert "model-time budget of 0.5 s is spent" in result.draft.unavailable[-1]

@@ -68,6 +68,7 @@ func registerUser(stateDir string, pid int) error {
 	if err := os.MkdirAll(usersDir(stateDir), 0o755); err != nil {
 		return err
 	}
+	liveUsers(stateDir, 0) // prunes users that are gone
 	return os.WriteFile(filepath.Join(usersDir(stateDir), strconv.Itoa(pid)), nil, 0o644)
 }
 

@@ -280,7 +280,15 @@ class LLMPlanner:
             return self._finish(rules_draft, suspicious, planner="llm")
         messages = self._draft_messages(goal, evidence, now, rules_draft)
         try:
-            proposal = self._ask(messages, parse_draft, [submit_tool()], SUBMIT_RCA)
+            try:
+                proposal = self._ask(messages, parse_draft, [submit_tool()], SUBMIT_RCA)
+            except ModelUnavailable as e:
+                if "(HTTP 400)" not in str(e):
+                    raise
+                # Some OpenAI-compatible servers refuse a named tool_choice; the prompt
+                # already asks for submit_rca, so ask once more without forcing it.
+                self._note("the server refused a forced tool choice; asked without it")
+                proposal = self._ask(messages, parse_draft, [submit_tool()])
         except ModelError as e:
             self._fall_back(f"drafting failed after bounded retries ({e})")
             return self._finish(rules_draft, suspicious)

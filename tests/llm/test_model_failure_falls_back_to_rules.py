@@ -170,3 +170,33 @@ def test_a_slow_model_stops_at_the_model_time_budget(openai_server) -> None:
     assert len(openai_server.requests) == 1  # asked once, then the budget was spent
     _assert_rules_rca_with_fallback_said(result.draft)
     assert "model-time budget of 0.5 s is spent" in result.draft.unavailable[-1]
+
+
+def test_a_server_refusing_forced_tool_choice_is_asked_without_it(openai_server) -> None:
+    for item in (calls(*TURN_1), calls(*TURN_2), done()):
+        openai_server.reply(
+            item.content or None,
+            tool_calls=[WireCall(c["name"], c["args"]) for c in item.tool_calls],
+        )
+    openai_server.fail(400, message="tool_choice 'function' is not supported")
+    openai_server.reply(
+        tool_calls=[
+            WireCall(
+                "submit_rca",
+                {
+                    "title": "RCA",
+                    "summary": "checkout-api crash-loops on a bad DATABASE_URL.",
+                    "root_cause_class": "crashloop_bad_config",
+                    "impact": "503s",
+                    "root_cause": [{"text": "FATAL: DATABASE_URL is invalid", "evidence": ["E5"]}],
+                },
+            )
+        ]
+    )
+    planner = LLMPlanner.from_settings(http_settings(openai_server))
+    result = investigate(planner, CannedTools(secrets=False, injections=False))
+    forced = openai_server.requests[3].get("tool_choice")
+    assert forced == {"type": "function", "function": {"name": "submit_rca"}}
+    assert "tool_choice" not in openai_server.requests[4]
+    assert result.draft is not None
+    assert result.draft.planner == "llm"

@@ -33,6 +33,7 @@ yet), and the target exists. False-"done" rate = called done but not actually do
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 import time
 import uuid
@@ -283,6 +284,10 @@ def one_run(rig: Rig, sc: Scenario, fault: str, judge_on: bool) -> Result:
         last = run.attempts[-1]
         called = run.best.draft is not None and last.submit_error is None
     actual, why = oracle(rig, sc, fault, run, run_id)
+    with contextlib.suppress(client.ApiException):  # leave the scenario namespaces as found
+        client.CustomObjectsApi(rig.admin).delete_namespaced_custom_object(
+            GROUP, VERSION, sc.namespace, PLURAL, report_name(run_id)
+        )
     return Result(
         fault, sc.name, judge_on, run.outcome.value, len(run.attempts), called, actual, why
     )

@@ -34,7 +34,7 @@ from triage.models import Goal, RCADraft
 
 API_VERSION = f"{RCAREPORT_GROUP}/{RCAREPORT_VERSION}"
 KIND = "RCAReport"
-ROOT_CAUSE_CHARS = 120
+ROOT_CAUSE_CHARS = 80
 
 
 class ReportError(Exception):

@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.mutations.cluster import create_deployment, wait_until
+from tests.mutations.cluster import (
+    create_deployment,
+    replicasets,
+    set_image,
+    wait_rollout,
+    wait_until,
+)
 from tests.mutations.rig import LEASE_S, OPS, Rig, silences_for
 from tests.mutations.wire import Fault, Wire
 from tools.k8s_mutate import RESTART_STAMP, STAMP
@@ -66,11 +72,8 @@ class Targets:
             ("pods", {"replicas": 1}),
         ):
             create_deployment(rig.cp, rig.admin, self.ns, name, **kw)
-        self.apps.patch_namespaced_deployment(
-            "rollback",
-            self.ns,
-            {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v2"}]}}}},
-        )
+        set_image(rig.cp, rig.admin, self.ns, "rollback", "shop/api:2.0")
+        wait_until(lambda: len(replicasets(rig.admin, self.ns, "rollback")) == 2, 30, "revision 2")
 
     def dep(self, name: str) -> Any:
         return self.apps.read_namespaced_deployment(name, self.ns)
@@ -113,6 +116,8 @@ def _request(targets: Targets, rig: Rig, action: str, step: str) -> tuple[Any, A
             check_scale,
         )
     if action == "rollback":
+        # "the previous revision" is read from the controller's view: let it catch up first
+        wait_rollout(rig.cp, rig.admin, ns, "rollback")
         t = Target(kind="Deployment", namespace=ns, name="rollback")
 
         def check_rollback(op: Any) -> None:

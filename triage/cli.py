@@ -39,7 +39,7 @@ from triage.cli_ops import ops_app
 from triage.graph import RunResult, run_investigation
 from triage.llm import ModelClient, ModelNotConfigured
 from triage.loop import CheckedRun, Outcome, run_checked
-from triage.planner import Planner
+from triage.planner import Planner, TakesFeedback
 from triage.planner_llm import LLMPlanner
 from triage.planner_rules import RulesPlanner
 from triage.report import KubeReportStore, MemoryReportReads, MemoryReportStore, ReportStore
@@ -229,6 +229,8 @@ def _checked(
 
     def worker(attempt: int, feedback: tuple[str, ...]) -> RunResult:
         planner = first if attempt == 1 else _planner(settings, again)
+        if feedback and isinstance(planner, TakesFeedback):
+            planner.take_feedback(feedback)  # back to the worker with the judge's missing list
         client = getattr(planner, "client", None)
         if isinstance(client, ModelClient):
             budget.track("worker", settings.worker_model.name, client.usage)

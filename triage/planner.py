@@ -8,7 +8,8 @@ draft, and the ledger decides what, if anything, is executed.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -36,6 +37,18 @@ class Planner(Protocol):
     def draft(self, goal: Goal, evidence: list[Evidence], now: float) -> RCADraft:
         """The RCA, every claim citing evidence ids."""
         ...
+
+
+@runtime_checkable
+class TakesFeedback(Protocol):
+    """A planner that can use the judge's `missing` list on a retry (triage/loop.py).
+
+    The list is the judge's own words about what the last attempt lacked ("root cause
+    'oom_killed' contradicts the cluster: …"); it is data about the work, never instructions
+    that widen what the planner may do. Planners without it simply investigate afresh.
+    """
+
+    def take_feedback(self, missing: Sequence[str]) -> None: ...
 
 
 def already_called(evidence: list[Evidence]) -> set[str]:

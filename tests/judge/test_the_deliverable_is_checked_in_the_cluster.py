@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.judge.support import REJECT_LABEL, checked_run
+from tests.judge.support import REJECT_LABEL, checked_run, reader_tools, rules_worker
 from triage import intake
 from triage.loop import CheckedRun, Outcome
 from triage.models import RCADraft
@@ -100,10 +100,13 @@ def test_a_report_deleted_after_submit_is_caught_and_rewritten(
             api.delete_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name)
             deleted.append(name)
 
+    words = rca_request(oom_namespace)
+    worker, feedback = rules_worker(words, reader_tools(reports), tmp_path)
     run = checked_run(
-        rca_request(oom_namespace),
+        words,
         control_plane=reports,
         state_dir=tmp_path,
+        worker=worker,
         on_progress=delete_once,
     )
     first = run.attempts[0].verdict
@@ -112,6 +115,8 @@ def test_a_report_deleted_after_submit_is_caught_and_rewritten(
     assert any("does not exist in the cluster" in m for m in first.missing)
     assert run.outcome is Outcome.VERIFIED  # the retry wrote it again
     assert len(run.attempts) == 2
+    assert feedback[0] == ()
+    assert feedback[1] == first.missing  # the second attempt got the judge's missing list
 
 
 def test_a_report_edited_after_submit_is_rejected(

@@ -93,7 +93,10 @@ def chat_model(settings: ModelSettings) -> BaseChatModel:
         kwargs["api_key"] = key
     try:
         model = init_chat_model(settings.name, **kwargs)
-    except (ValueError, ImportError) as e:
+    # Unknown provider (ValueError), integration not installed (ImportError), and whatever
+    # a provider's constructor raises for missing credentials (openai.OpenAIError, ...): all
+    # are configuration the operator must fix, said in one line.
+    except Exception as e:
         msg = f"cannot build chat model {settings.name!r}: {truncate(str(e), 300)}"
         raise ModelNotConfigured(msg) from e
     if not isinstance(model, BaseChatModel):  # configurable models are not used here

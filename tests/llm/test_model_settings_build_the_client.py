@@ -66,6 +66,7 @@ def test_the_key_from_a_mounted_file_is_sent_on_the_wire(openai_server, tmp_path
         (ModelSettings(), "no model configured"),
         (ModelSettings(name="no-such-provider:model-x"), "cannot build chat model"),
         (ModelSettings(name="openai:x", api_key_file=Path("/nonexistent/key")), "key file"),
+        (ModelSettings(name="openai:x", base_url="http://127.0.0.1:9/v1"), "credentials"),
     ],
 )
 def test_a_model_that_cannot_be_built_is_a_plain_error(settings, why: str) -> None:

@@ -24,12 +24,13 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from tools.redact import Redactor
+from tools.results import clip
 from triage import injection, prompts
 from triage.llm import ModelClient, ModelError, ModelUnavailable
 from triage.llm_replies import (
@@ -58,6 +59,8 @@ from triage.settings import PlannerSettings, Settings
 T = TypeVar("T")
 MAX_NOTES = 30
 MAX_HINT_CALLS = 20
+MAX_FEEDBACK_ITEMS = 10
+MAX_FEEDBACK_CHARS = 300
 _CLASS = re.compile(r"^[a-z][a-z0-9_]{1,47}$")
 
 
@@ -89,6 +92,7 @@ class LLMPlanner:
         self.notes: list[str] = []
         self._nonce = secrets.token_hex(6)
         self.model_seconds = 0.0
+        self.feedback: list[str] = []
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMPlanner:
@@ -102,7 +106,14 @@ class LLMPlanner:
             model_name=settings.worker_model.name or "chat model",
         )
 
-    # -- Planner protocol --
+    # -- Planner protocol (and TakesFeedback) --
+
+    def take_feedback(self, missing: Sequence[str]) -> None:
+        """The judge's `missing` list from a rejected attempt, shown to the model as the work
+        still to do; cleaned like tool output, since it may quote it."""
+        self.feedback = [self._clean(clip(m, MAX_FEEDBACK_CHARS)) for m in missing][
+            :MAX_FEEDBACK_ITEMS
+        ]
 
     def _learn_secrets(self, goal: Goal, evidence: list[Evidence]) -> None:
         """Mask, everywhere, the exact secrets seen in a recognised format anywhere in the run:
@@ -237,6 +248,7 @@ class LLMPlanner:
             + "\n"
             + extra
             + "\n"
+            + prompts.feedback(self.feedback)
             + prompts.evidence_block(
                 self._safe(evidence),
                 self._nonce,

@@ -117,6 +117,16 @@ def hints(next_calls: list[str], diagnosis: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def feedback(missing: list[str]) -> str:
+    """The checker's reasons for rejecting the previous attempt (its words, already cleaned)."""
+    if not missing:
+        return ""
+    lines = ["The previous attempt was rejected by the checker. What it found missing:"]
+    lines += [f"- {m}" for m in missing]
+    lines.append("Address these with evidence, or say plainly that the evidence cannot.")
+    return "\n".join(lines) + "\n"
+
+
 def evidence_block(
     evidence: list[Evidence], nonce: str, *, total_chars: int, item_chars: int
 ) -> str:

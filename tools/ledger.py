@@ -28,9 +28,9 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from kubernetes import client as k8s
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tools.errors import Conflict, NotFound
+from tools.errors import BackendError, Conflict, NotFound
 from tools.k8s_mutate import KubeCall
 
 GROUP = "triage.dev"
@@ -231,6 +231,15 @@ def to_resource(op: Operation, namespace: str) -> Json:
 
 
 def from_resource(obj: Json) -> Operation:
+    """The record in a custom resource; `BackendError` when it is not a valid Operation."""
+    try:
+        return _from_resource(obj)
+    except (KeyError, TypeError, ValidationError) as e:
+        name = (obj.get("metadata") or {}).get("name", "?")
+        raise BackendError(f"operation {name} in the ledger is malformed: {e}") from e
+
+
+def _from_resource(obj: Json) -> Operation:
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import time
 from datetime import datetime
 from typing import Any, Literal
 
@@ -225,10 +226,24 @@ def approve_node(registry: MutateRegistry) -> Any:
     return node
 
 
+def _submit(registry: MutateRegistry, req: MutationRequest) -> Outcome:
+    """Submit; if another process holds the operation (say, this run before a crash), wait once
+    for its claim to run out and submit again: the registry reads the target before any write."""
+    outcome = registry.submit(req)
+    op = outcome.operation
+    if op is None or op.phase not in (Phase.PENDING, Phase.UNKNOWN) or op.holder is None:
+        return outcome
+    if op.holder.id == registry.holder_id:
+        return outcome
+    wait_s = (op.holder.until - registry.clock()).total_seconds()
+    time.sleep(min(max(wait_s, 0.0) + 0.5, registry.lease_s + 1.0))
+    return registry.submit(req)
+
+
 def mutate_node(registry: MutateRegistry) -> Any:
     def node(state: TriageState) -> TriageState:
         requests, problems = _requests(state)
-        results = [_summary(registry.submit(req)) for req in requests]
+        results = [_summary(_submit(registry, req)) for req in requests]
         results += [
             {"operation": None, "status": "error", "excerpt": p, "phase": None} for p in problems
         ]

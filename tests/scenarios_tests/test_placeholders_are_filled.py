@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.scenarios import render_obj, render_text
+from tests.support.scenario_format import render_obj, render_text
 
 NOW = 1_800_000_000.25  # 2027-01-15T08:00:00.250Z
 

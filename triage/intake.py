@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+from tools.redact import DEFAULT
 from triage.models import Deliverable, Goal, RequestKind, Scope, Workload
 
 _CASUAL = re.compile(
@@ -173,7 +174,12 @@ def parse(
     cluster: str | None = None,
     default_window_s: float = 3 * 3600.0,
 ) -> Goal:
-    """Turn a message into a Goal. An explicit `namespace` wins over one found in the text."""
+    """Turn a message into a Goal. An explicit `namespace` wins over one found in the text.
+
+    The words are kept verbatim except for secrets, which are masked first: a password pasted
+    into a question must not reach a model, the judge, Slack or storage either.
+    """
+    words = DEFAULT.text(words)
     mutations = tuple(name for name, rx in _MUTATIONS.items() if rx.search(words))
     kind, deliverables = _kind(words, mutations)
     ns = namespace or _namespace(words)

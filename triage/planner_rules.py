@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from triage import diagnose
+from tools.redact import DEFAULT
+from triage import diagnose, injection
 from triage.facts import Facts, focus_pods, pod_problem
 from triage.models import Evidence, Goal, RCADraft
 from triage.planner import ToolCall
@@ -171,4 +172,6 @@ class RulesPlanner:
         return follow_ups(goal, facts, now)
 
     def draft(self, goal: Goal, evidence: list[Evidence], now: float) -> RCADraft:
-        return diagnose.draft(goal, Facts(evidence), now, planner=self.name)
+        draft = diagnose.draft(goal, Facts(evidence), now, planner=self.name)
+        # Instruction-like text in tool output is quoted for a human, never obeyed.
+        return draft.model_copy(update={"suspicious_inputs": injection.scan(evidence, DEFAULT)})

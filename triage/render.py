@@ -50,6 +50,14 @@ def markdown(draft: RCADraft, evidence: list[Evidence]) -> str:
         lines += ["## Named but not found", *[f"- {n}" for n in draft.nonexistent], ""]
     if draft.unavailable:
         lines += ["## Unavailable evidence", *[f"- {u}" for u in draft.unavailable], ""]
+    if draft.suspicious_inputs:
+        lines += ["## Suspicious input (quoted, not obeyed)"]
+        lines += [
+            f"- {s.evidence} {s.where}: {s.text} ({s.reason})" for s in draft.suspicious_inputs
+        ]
+        lines += [""]
+    if draft.notes:
+        lines += ["## Notes", *[f"- {n}" for n in draft.notes], ""]
     cited = draft.cited_ids()
     lines += ["## Evidence", "| id | tool | status | excerpt |", "|---|---|---|---|"]
     for e in evidence:
@@ -99,6 +107,11 @@ def terminal(console: Console, draft: RCADraft, evidence: list[Evidence]) -> Non
         ("Follow-ups", list(draft.follow_ups)),
         ("Named but not found", list(draft.nonexistent)),
         ("Unavailable evidence", list(draft.unavailable)),
+        (
+            "Suspicious input (quoted, not obeyed)",
+            [f"{s.evidence} {s.where}: {s.text} ({s.reason})" for s in draft.suspicious_inputs],
+        ),
+        ("Notes", list(draft.notes)),
     ):
         if items:
             body.append(Text(f"\n{title}", style="bold underline"))

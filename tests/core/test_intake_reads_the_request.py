@@ -74,3 +74,11 @@ def test_deployed_to_names_the_namespace() -> None:
 def test_kind_words_inside_names_are_not_kinds() -> None:
     goal = parse("the error rate on cart-service in shop jumped", now=NOW)
     assert [(w.kind, w.name) for w in goal.scope.workloads] == [(None, "cart-service")]
+
+
+def test_a_pasted_secret_is_masked_before_it_is_kept() -> None:
+    goal = parse(
+        "checkout-api in shop fails to log in with DB_PASSWORD=hunter2-very-secret why?", now=NOW
+    )
+    assert "hunter2-very-secret" not in goal.model_dump_json()
+    assert [w.name for w in goal.scope.workloads] == ["checkout-api"]

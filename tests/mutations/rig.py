@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from kubernetes import client
 
 from policies.model import MutationPolicy
@@ -49,6 +50,14 @@ ACTIONS = (
     "silence_expire",
 )
 SILENCE_ACTIONS = {"silence_create", "silence_expire"}
+
+
+def action_params(actions: tuple[str, ...] | list[str]) -> list[Any]:
+    """Actions as pytest params; silences also need Alertmanager (the `prometheus` marker)."""
+    return [
+        pytest.param(a, marks=pytest.mark.prometheus) if a in SILENCE_ACTIONS else a
+        for a in actions
+    ]
 
 
 @dataclass

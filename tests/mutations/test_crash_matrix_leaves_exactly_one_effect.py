@@ -15,7 +15,15 @@ from dataclasses import asdict
 
 import pytest
 
-from tests.mutations.rig import ACTIONS, LEASE_S, POINTS, SILENCE_ACTIONS, Rig, crash_faults
+from tests.mutations.rig import (
+    ACTIONS,
+    LEASE_S,
+    POINTS,
+    SILENCE_ACTIONS,
+    Rig,
+    action_params,
+    crash_faults,
+)
 from tests.mutations.wire import Wire, landed, read_log
 from tools.ledger import Phase
 
@@ -33,7 +41,7 @@ def rig(request, ledger_cluster, target_ns):
 
 
 @pytest.mark.parametrize("point", POINTS)
-@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("action", action_params(ACTIONS))
 def test_a_dropped_connection_at_each_point_still_gives_one_effect(rig, action, point):
     case = rig.case(action)
     wire = Wire()
@@ -51,7 +59,7 @@ def test_a_dropped_connection_at_each_point_still_gives_one_effect(rig, action, 
 
 
 @pytest.mark.parametrize("point", POINTS)
-@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("action", action_params(ACTIONS))
 def test_a_killed_agent_resumed_by_another_gives_one_effect(rig, action, point, tmp_path):
     case = rig.case(action)
     faults = [asdict(f) for f in crash_faults(case, point, kill=True)]

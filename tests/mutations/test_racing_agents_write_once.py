@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.mutations.rig import SILENCE_ACTIONS, Rig
+from tests.mutations.rig import SILENCE_ACTIONS, Rig, action_params
 from tests.mutations.wire import Wire, landed, read_log
 from tools.ledger import Phase
 
@@ -31,7 +31,7 @@ def rig(request, ledger_cluster, target_ns):
     r.close()
 
 
-@pytest.mark.parametrize("action", ["rollout_restart", "scale", "silence_create"])
+@pytest.mark.parametrize("action", action_params(["rollout_restart", "scale", "silence_create"]))
 def test_two_processes_racing_on_one_operation_write_once(rig, action, tmp_path):
     case = rig.case(action)
     start_at = time.time() + 2.5  # both are up and imported by then
@@ -56,7 +56,7 @@ def test_two_processes_racing_on_one_operation_write_once(rig, action, tmp_path)
     case.check(op)
 
 
-@pytest.mark.parametrize("action", ["rollout_restart", "silence_create"])
+@pytest.mark.parametrize("action", action_params(["rollout_restart", "silence_create"]))
 def test_eight_agents_racing_in_threads_write_once(rig, action):
     case = rig.case(action)
     wires = [Wire() for _ in range(8)]

@@ -54,6 +54,7 @@ def test_undo_a_rollback_puts_the_newer_template_back(rig):
     assert _dep(rig).spec.template.spec.containers[0].image == "shop/api:2.0"
 
 
+@pytest.mark.prometheus
 def test_undo_a_silence_expires_it(rig):
     case = rig.case("silence_create")
     registry = rig.registry()

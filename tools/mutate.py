@@ -296,8 +296,11 @@ class MutateRegistry:
             )
         spec = self.specs.get(op.action)
         if spec is None:
+            hint = "set the Alertmanager URL" if op.target.kind == "Silence" else "no client"
             return Outcome(
-                _refused(f"mutate.{op.action}", op.args, f"{op.action} is not configured here"),
+                _refused(
+                    f"mutate.{op.action}", op.args, f"{op.action} is not configured here ({hint})"
+                ),
                 op,
             )
         return self._continue(spec, op)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -197,6 +197,16 @@ class MutationSettings(BaseModel):
     alertmanager_url: str | None = Field(
         default=None, description="Alertmanager base URL for silences. Unset: no silences."
     )
+
+    @model_validator(mode="after")
+    def _lease_outlives_a_write(self) -> MutationSettings:
+        if self.lease_s <= 2 * self.timeout_s:
+            msg = (
+                f"mutations.lease_s ({self.lease_s:g}) must exceed twice mutations.timeout_s "
+                f"({self.timeout_s:g}): a live writer must never look abandoned"
+            )
+            raise ValueError(msg)
+        return self
 
 
 class Settings(BaseSettings):

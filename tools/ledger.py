@@ -23,13 +23,14 @@ import copy
 import hashlib
 import json
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Protocol
 
 from kubernetes import client as k8s
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from policies.model import MutationAction, MutationPolicy
 from tools.errors import BackendError, Conflict, NotFound
 from tools.k8s_mutate import KubeCall
 
@@ -395,3 +396,71 @@ class KubeLedger:
         )
         ops = [from_resource(i) for i in data.get("items") or []]
         return sorted(ops, key=lambda o: o.created_at)
+
+
+# -- approvals: recorded on the operation, bound to its arguments, used once, expiring ----------
+
+
+def approval_problem(op: Operation, policy: MutationPolicy, now: datetime) -> str | None:
+    """Why `op`'s recorded approval cannot be used now (None: it can)."""
+    a = op.approval
+    if a is None:
+        return f"{op.id} needs approval: run `triage ops approve {op.id}`"
+    if a.args_digest != op.args_digest:
+        return f"the approval of {op.id} was for different arguments; approve it again"
+    if a.used_at is not None:
+        return f"the approval of {op.id} by {a.approver} was already used"
+    if now > a.expires_at:
+        return (
+            f"the approval of {op.id} by {a.approver} expired at "
+            f"{a.expires_at:%H:%M:%S} UTC; approve it again"
+        )
+    allowed = policy.approvers_for(MutationAction(op.action))
+    if a.approver not in allowed:
+        return f"{a.approver} may not approve {op.action}; approvers: {', '.join(allowed) or '-'}"
+    return None
+
+
+def record_approval(
+    ledger: Ledger, policy: MutationPolicy, op_id: str, approver: str, *, now: datetime
+) -> Operation:
+    """Bind an approval by `approver` to the operation's exact arguments (raises ValueError with
+    a plain message when it cannot be recorded)."""
+    op = ledger.get(op_id)
+    if op is None:
+        msg = f"no operation {op_id}; list them with `triage ops list`"
+        raise ValueError(msg)
+    if op.phase is not Phase.AWAITING_APPROVAL:
+        msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to approve"
+        raise ValueError(msg)
+    allowed = policy.approvers_for(MutationAction(op.action))
+    if approver not in allowed:
+        msg = (
+            f"{approver} may not approve {op.action} (approvers: {', '.join(allowed) or 'none'}); "
+            "ask one of them"
+        )
+        raise ValueError(msg)
+    approval = Approval(
+        approver=approver,
+        approved_at=now,
+        args_digest=op.args_digest,
+        expires_at=now + timedelta(seconds=policy.approval_ttl_s),
+    )
+    return ledger.update(op.moved(approval=approval, message=f"approved by {approver}"))
+
+
+def record_refusal(ledger: Ledger, policy: MutationPolicy, op_id: str, who: str) -> Operation:
+    op = ledger.get(op_id)
+    if op is None:
+        msg = f"no operation {op_id}; list them with `triage ops list`"
+        raise ValueError(msg)
+    if op.phase is not Phase.AWAITING_APPROVAL:
+        msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to refuse"
+        raise ValueError(msg)
+    allowed = policy.approvers_for(MutationAction(op.action))
+    if who not in allowed:
+        msg = f"{who} may not decide on {op.action} (approvers: {', '.join(allowed) or 'none'})"
+        raise ValueError(msg)
+    return ledger.update(
+        op.moved(phase=Phase.REFUSED, refused_by=who, message=f"refused by {who}", holder=None)
+    )

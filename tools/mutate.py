@@ -46,12 +46,12 @@ from tools.errors import (
 )
 from tools.k8s_mutate import KubeMutator
 from tools.ledger import (
-    Approval,
     Holder,
     Ledger,
     Operation,
     Phase,
     Target,
+    approval_problem,
     args_digest,
     operation_id,
     utcnow,
@@ -98,26 +98,6 @@ class Outcome:
     @property
     def phase(self) -> Phase | None:
         return self.operation.phase if self.operation else None
-
-
-def approval_problem(op: Operation, policy: MutationPolicy, now: datetime) -> str | None:
-    """Why `op`'s recorded approval cannot be used now (None: it can)."""
-    a = op.approval
-    if a is None:
-        return f"{op.id} needs approval: run `triage ops approve {op.id}`"
-    if a.args_digest != op.args_digest:
-        return f"the approval of {op.id} was for different arguments; approve it again"
-    if a.used_at is not None:
-        return f"the approval of {op.id} by {a.approver} was already used"
-    if now > a.expires_at:
-        return (
-            f"the approval of {op.id} by {a.approver} expired at "
-            f"{a.expires_at:%H:%M:%S} UTC; approve it again"
-        )
-    allowed = policy.approvers_for(MutationAction(op.action))
-    if a.approver not in allowed:
-        return f"{a.approver} may not approve {op.action}; approvers: {', '.join(allowed) or '-'}"
-    return None
 
 
 class MutateRegistry:
@@ -619,51 +599,6 @@ def _result(op: Operation, note: str | None = None) -> ToolResult:
         excerpt=clip(text),
         data={"operation": op.id, "phase": op.phase.value, "target": str(op.target)},
         error_kind=kind,
-    )
-
-
-def record_approval(
-    ledger: Ledger, policy: MutationPolicy, op_id: str, approver: str, *, now: datetime
-) -> Operation:
-    """Bind an approval by `approver` to the operation's exact arguments (raises ValueError with
-    a plain message when it cannot be recorded)."""
-    op = ledger.get(op_id)
-    if op is None:
-        msg = f"no operation {op_id}; list them with `triage ops list`"
-        raise ValueError(msg)
-    if op.phase is not Phase.AWAITING_APPROVAL:
-        msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to approve"
-        raise ValueError(msg)
-    allowed = policy.approvers_for(MutationAction(op.action))
-    if approver not in allowed:
-        msg = (
-            f"{approver} may not approve {op.action} (approvers: {', '.join(allowed) or 'none'}); "
-            "ask one of them"
-        )
-        raise ValueError(msg)
-    approval = Approval(
-        approver=approver,
-        approved_at=now,
-        args_digest=op.args_digest,
-        expires_at=now + timedelta(seconds=policy.approval_ttl_s),
-    )
-    return ledger.update(op.moved(approval=approval, message=f"approved by {approver}"))
-
-
-def record_refusal(ledger: Ledger, policy: MutationPolicy, op_id: str, who: str) -> Operation:
-    op = ledger.get(op_id)
-    if op is None:
-        msg = f"no operation {op_id}; list them with `triage ops list`"
-        raise ValueError(msg)
-    if op.phase is not Phase.AWAITING_APPROVAL:
-        msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to refuse"
-        raise ValueError(msg)
-    allowed = policy.approvers_for(MutationAction(op.action))
-    if who not in allowed:
-        msg = f"{who} may not decide on {op.action} (approvers: {', '.join(allowed) or 'none'})"
-        raise ValueError(msg)
-    return ledger.update(
-        op.moved(phase=Phase.REFUSED, refused_by=who, message=f"refused by {who}", holder=None)
     )
 
 

@@ -29,15 +29,17 @@ from langgraph.types import RetryPolicy, interrupt
 
 from policies.model import MutationAction, MutationPolicy
 from tools.k8s_mutate import KubeCall
-from tools.ledger import Ledger, Operation, Phase, Target, utcnow
-from tools.mutate import (
-    MutateRegistry,
-    MutationRequest,
-    Outcome,
+from tools.ledger import (
+    Ledger,
+    Operation,
+    Phase,
+    Target,
     approval_problem,
     record_approval,
     record_refusal,
+    utcnow,
 )
+from tools.mutate import MutateRegistry, MutationRequest, Outcome
 from triage.models import Goal
 from triage.state import TriageState, goal_of
 

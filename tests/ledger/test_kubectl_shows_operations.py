@@ -8,8 +8,7 @@ import pytest
 
 from tests.mutations.cluster import LEDGER_NS, policy_for
 from tests.mutations.rig import Rig
-from tools.ledger import utcnow
-from tools.mutate import record_approval
+from tools.ledger import record_approval, utcnow
 
 pytestmark = pytest.mark.cluster
 

@@ -13,8 +13,7 @@ from tests.mutations.cluster import policy_for, set_image
 from tests.mutations.rig import Rig
 from tests.mutations.wire import Fault, Wire
 from tools.k8s_mutate import RESTART_STAMP
-from tools.ledger import Phase, utcnow
-from tools.mutate import record_approval
+from tools.ledger import Phase, record_approval, utcnow
 
 pytestmark = pytest.mark.cluster
 

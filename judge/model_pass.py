@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.input import JudgeInput
 from tools.results import clip
+from triage import injection
 from triage.llm import ModelClient, ModelOutputInvalid
 
 VERDICT_TOOL = "report_verdict"
@@ -84,11 +85,12 @@ def messages(inp: JudgeInput, confirmed: list[str]) -> list[SystemMessage | Huma
         "kind": inp.kind.value,
         "deliverables": [d.value for d in inp.deliverables],
         "namespace": inp.namespace,
-        "candidate": inp.candidate.model_dump(
-            mode="json", exclude={"checked", "suspicious_inputs", "notes"}
+        # instruction-like lines quoted from tool output are withheld, as from the worker
+        "candidate": injection.clean(
+            inp.candidate.model_dump(mode="json", exclude={"checked", "suspicious_inputs", "notes"})
         ),
         "delivered_to": inp.delivery.model_dump(mode="json") if inp.delivery else None,
-        "tool_outcomes": [o.model_dump(mode="json") for o in inp.outcomes],
+        "tool_outcomes": injection.clean([o.model_dump(mode="json") for o in inp.outcomes]),
         "tool_outcomes_not_shown": inp.outcomes_dropped,
         "already_confirmed": confirmed,
     }

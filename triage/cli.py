@@ -460,6 +460,71 @@ def demo(
     raise typer.Exit(code)
 
 
+@app.command()
+def serve(
+    demo_bundle: Annotated[
+        str | None,
+        typer.Option(
+            "--demo",
+            help="Answer every mention from this recorded bundle (see `triage demo --list`): "
+            "try the bot without a cluster.",
+        ),
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="Listen address.")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port.")] = None,
+    context: ContextOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    prometheus_url: PromOpt = None,
+    planner: PlannerOpt = None,
+) -> None:
+    """Run the Slack bot: HTTP events on /slack/events (or Socket Mode with an app token),
+    /healthz and /metrics. Configure it with TRIAGE_SLACK__* (see the README's Slack section)."""
+    from triage import server  # noqa: PLC0415 (the server's dependencies load only here)
+    from triage.slack.worker import Backend  # noqa: PLC0415
+
+    settings = _settings(kubeconfig)
+    verification = _verification(settings)
+    redactor = Redactor(settings.redaction_patterns)
+    tools: ReadTools
+    store: ReportStore
+    default_ns = None
+    if demo_bundle is not None:
+        if demo_bundle not in demo_names():
+            raise _fail(
+                f"no demo bundle {demo_bundle!r}; choose one of: {', '.join(demo_names())}",
+                EXIT_USAGE,
+            )
+        bundle = Bundle.read(demo_dir() / f"{demo_bundle}.json")
+        memory = MemoryReportStore()
+        tools, store, default_ns = (
+            MemoryReportReads(ReplayTools(bundle), memory),
+            memory,
+            (bundle.namespace),
+        )
+    else:
+        live, _ = live_tools(settings, context, prometheus_url)
+        tools = live
+        store = KubeReportStore(live.kube.api_client, timeout_s=settings.kube.timeout_s)
+    model = _judge_model(settings, redactor)
+    backend = Backend(
+        tools=tools,
+        planner=lambda: _planner(settings, planner),
+        judge=Judge(tools, model, model_name=settings.judge_model.name),
+        store=store,
+        verification=verification,
+        redactor=redactor,
+        graph=settings.graph,
+        state=settings.state,
+        default_namespace=default_ns,
+        channel_namespaces=dict(settings.slack.channel_namespaces),
+    )
+    try:
+        bot = server.build_bot(settings, backend)
+    except server.ConfigError as e:
+        raise _fail(str(e), EXIT_USAGE) from e
+    server.serve(bot, host or settings.slack.host, port or settings.slack.port)
+
+
 app.add_typer(ops_app, name="ops")
 
 

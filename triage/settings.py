@@ -209,6 +209,92 @@ class MutationSettings(BaseModel):
         return self
 
 
+class SlackSettings(BaseModel):
+    """The Slack bot (`triage serve`, triage/slack/). Tokens are secrets: never logged, never
+    posted (the Redactor masks Slack token shapes in everything the bot says)."""
+
+    bot_token: SecretStr | None = Field(
+        default=None, description="Bot token (xoxb-…). Unset: `triage serve` refuses to start."
+    )
+    signing_secret: SecretStr | None = Field(
+        default=None,
+        description="Signing secret that every HTTP request from Slack is verified against.",
+    )
+    app_token: SecretStr | None = Field(
+        default=None,
+        description="App-level token (xapp-…) for Socket Mode; unset: HTTP events only.",
+    )
+    channels: list[str] = Field(
+        default_factory=list,
+        description="Channel IDs the bot answers in; empty: every channel it is invited to.",
+    )
+    channel_namespaces: dict[str, str] = Field(
+        default_factory=dict,
+        description="Channel ID -> default Kubernetes namespace, for messages that name none.",
+    )
+    api_base_url: str = Field(
+        default="https://slack.com/api/",
+        description="Slack Web API base URL (tests point it at a local server).",
+    )
+    api_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=120,
+        description="Per-request timeout for Web API calls, seconds; Slack answers in well "
+        "under a second, so 10 s means it is in trouble.",
+    )
+    max_rate_limit_retries: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Retries of one Web API call answered 429 (each after its Retry-After); "
+        "then the call fails and the request is retried later from the inbox.",
+    )
+    max_retry_after_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest Retry-After honoured, seconds; a longer one fails the call.",
+    )
+    lease_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long one replica holds a request, seconds (renewed while it works); "
+        "a crashed replica's request is taken over after at most this long.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Times one request is picked up (crashes and errors included) before it "
+        "is marked failed and the user is told.",
+    )
+    workers: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Investigations run at once per replica; more requests wait in the inbox.",
+    )
+    progress_interval_s: float = Field(
+        default=3.0,
+        ge=0,
+        description="Least time between two edits of the progress message, seconds.",
+    )
+    max_message_chars: int = Field(
+        default=3000,
+        ge=500,
+        le=3900,
+        description="Characters per RCA message; a longer RCA is split into several.",
+    )
+    max_messages: int = Field(
+        default=4,
+        ge=1,
+        le=20,
+        description="RCA messages at most; an RCA that needs more is uploaded as a file.",
+    )
+    host: str = Field(default="0.0.0.0", description="Address `triage serve` listens on.")  # noqa: S104
+    port: int = Field(default=3000, ge=1, le=65535, description="Port `triage serve` listens on.")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TRIAGE_", env_nested_delimiter="__", extra="ignore"
@@ -220,6 +306,7 @@ class Settings(BaseSettings):
     state: StateSettings = Field(default_factory=StateSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     mutations: MutationSettings = Field(default_factory=MutationSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
     worker_model: ModelSettings = Field(
         default_factory=ModelSettings, description="The LLM planner's model (role: worker)."
     )

@@ -1,0 +1,181 @@
+"""`triage serve`: the Slack bot over HTTP (bolt's Starlette adapter) or Socket Mode, plus
+`/healthz` and `/metrics`.
+
+Requests that bolt cannot even parse (not UTF-8, not JSON) never reach bolt: they are answered
+here, 401 when the signature does not match and 400 when it does, so a malformed body is never
+a 500 and never has a side effect. Everything else goes through bolt's own verification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.signature import SignatureVerifier
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from tools.redact import Redactor
+from triage.settings import Settings
+from triage.slack import approvals
+from triage.slack.app import Identity, build_app
+from triage.slack.client import Slack, SlackError, web_client
+from triage.slack.inbox import Inbox, State
+from triage.slack.worker import Backend, Worker
+
+log = logging.getLogger("triage.server")
+EVENTS_PATH = "/slack/events"
+
+
+class ConfigError(Exception):
+    """`triage serve` cannot start as configured; the message says what to set."""
+
+
+@dataclass
+class Bot:
+    """Everything `triage serve` runs, built from settings; tests build it the same way."""
+
+    settings: Settings
+    inbox: Inbox
+    identity: Identity
+    worker: Worker
+    app: AsyncApp
+
+    async def start(self) -> None:
+        try:
+            await self.identity.load()
+        except SlackError as e:  # retried on the first request; /healthz says so meanwhile
+            log.warning("auth.test failed (%s); will retry on the first request", e)
+        self._task = asyncio.create_task(self.worker.run())
+
+    async def stop(self) -> None:
+        await self.worker.stop()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self.inbox.close()
+
+
+def inbox_path(settings: Settings) -> Path:
+    return Path(settings.state.dir) / "slack-inbox.sqlite"
+
+
+def build_bot(settings: Settings, backend: Backend) -> Bot:
+    slack_settings = settings.slack
+    if slack_settings.bot_token is None:
+        msg = "no Slack bot token: set TRIAGE_SLACK__BOT_TOKEN (xoxb-…)"
+        raise ConfigError(msg)
+    if slack_settings.signing_secret is None and slack_settings.app_token is None:
+        msg = (
+            "no signing secret: set TRIAGE_SLACK__SIGNING_SECRET (HTTP events) or "
+            "TRIAGE_SLACK__APP_TOKEN (Socket Mode)"
+        )
+        raise ConfigError(msg)
+    secrets = [
+        s.get_secret_value()
+        for s in (slack_settings.bot_token, slack_settings.signing_secret, slack_settings.app_token)
+        if s is not None
+    ]
+    redactor = backend.redactor.with_literals(secrets)
+    client = web_client(slack_settings)
+    inbox = Inbox(inbox_path(settings))
+    slack = Slack(client, redactor)
+    worker = Worker(
+        inbox, slack, backend, slack_settings, decide=approvals.decide, propose=approvals.propose
+    )
+    identity = Identity(client)
+    app = build_app(slack_settings, inbox, identity, kick=worker.kick)
+    return Bot(settings, inbox, identity, worker, app)
+
+
+def _parseable(body: bytes) -> bool:
+    try:
+        text = body.decode("utf-8")
+        if text.startswith("{"):
+            return isinstance(json.loads(text), dict)
+        if text.startswith("payload="):
+            from urllib.parse import parse_qs  # noqa: PLC0415
+
+            return isinstance(json.loads(parse_qs(text)["payload"][0]), dict)
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError):
+        return False
+    return True
+
+
+def starlette_app(bot: Bot) -> Starlette:
+    handler = AsyncSlackRequestHandler(bot.app)
+    secret = bot.settings.slack.signing_secret
+    verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
+
+    async def events(request: Request) -> Response:
+        body = await request.body()
+        if not _parseable(body):
+            valid = verifier is not None and verifier.is_valid_request(body, dict(request.headers))
+            return PlainTextResponse("invalid request", status_code=400 if valid else 401)
+        return await handler.handle(request)
+
+    async def healthz(_: Request) -> Response:
+        try:
+            queued = await asyncio.to_thread(bot.inbox.count, State.QUEUED)
+        except Exception as e:  # the inbox is what health means here: report, not raise
+            log.exception("healthz: the inbox cannot be read")
+            return JSONResponse({"ok": False, "error": type(e).__name__}, status_code=503)
+        return JSONResponse(
+            {"ok": True, "queued": queued, "slack_identity": bot.identity.data is not None}
+        )
+
+    async def metrics(_: Request) -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await bot.start()
+        socket_mode = None
+        if bot.settings.slack.app_token is not None:
+            from slack_bolt.adapter.socket_mode.async_handler import (  # noqa: PLC0415
+                AsyncSocketModeHandler,
+            )
+
+            socket_mode = AsyncSocketModeHandler(
+                bot.app, bot.settings.slack.app_token.get_secret_value()
+            )
+            await socket_mode.connect_async()  # type: ignore[no-untyped-call]
+        try:
+            yield
+        finally:
+            if socket_mode is not None:
+                await socket_mode.close_async()  # type: ignore[no-untyped-call]
+            await bot.stop()
+
+    return Starlette(
+        routes=[
+            Route(EVENTS_PATH, events, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def serve(bot: Bot, host: str, port: int) -> None:
+    import uvicorn  # noqa: PLC0415 (only the server needs it)
+
+    config: Any = uvicorn.Config(
+        starlette_app(bot), host=host, port=port, log_level="info", lifespan="on"
+    )
+    uvicorn.Server(config).run()
+
+
+def redactor_for(settings: Settings) -> Redactor:
+    return Redactor(settings.redaction_patterns)

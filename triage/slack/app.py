@@ -1,0 +1,145 @@
+"""The bolt app: verify, persist, ack; the work happens in triage/slack/worker.py.
+
+`process_before_response=True` on purpose: bolt then runs our listener *before* it answers
+Slack, so the listener can write the request to the inbox and only then ack. (With the default,
+bolt acks events first and runs listeners afterwards: a crash in between would lose an acked
+request.) The listener does nothing slow: one SQLite insert, then the ack; the investigation is
+picked up from the inbox by the worker. Signature and timestamp checks are bolt's own request
+verification middleware; bolt also drops the bot's own events.
+
+Authorization uses the bot identity learnt once from `auth.test` (cached), so no Web API call
+sits between a request and its ack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from triage.settings import SlackSettings
+from triage.slack import metrics
+from triage.slack.blocks import ACTION_APPROVE, ACTION_REFUSE
+from triage.slack.client import SlackError
+from triage.slack.inbox import Inbound, Inbox, Kind
+
+log = logging.getLogger("triage.slack")
+
+
+class Identity:
+    """The bot's own ids (auth.test), learnt once and cached."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+        self.data: dict[str, Any] | None = None
+        self._lock = asyncio.Lock()
+
+    async def load(self) -> dict[str, Any]:
+        async with self._lock:
+            if self.data is None:
+                try:
+                    response = await self.client.auth_test()
+                except Exception as e:
+                    raise SlackError("auth.test", type(e).__name__) from e
+                self.data = dict(response.data) if isinstance(response.data, dict) else {}
+            return self.data
+
+
+def build_app(
+    settings: SlackSettings,
+    inbox: Inbox,
+    identity: Identity,
+    *,
+    kick: Any,
+    base_url: str | None = None,
+) -> AsyncApp:
+    """The bolt AsyncApp with the mention and button listeners. `kick()` wakes the worker."""
+    secret = settings.signing_secret.get_secret_value() if settings.signing_secret else None
+    token = settings.bot_token.get_secret_value() if settings.bot_token else ""
+
+    async def authorize(**_: Any) -> AuthorizeResult:
+        data = await identity.load()
+        return AuthorizeResult(
+            enterprise_id=data.get("enterprise_id"),
+            team_id=data.get("team_id"),
+            bot_token=token,
+            bot_id=data.get("bot_id"),
+            bot_user_id=data.get("user_id"),
+        )
+
+    app = AsyncApp(
+        signing_secret=secret,
+        client=AsyncWebClient(base_url=base_url or settings.api_base_url, timeout=10),
+        authorize=authorize,
+        process_before_response=True,
+        request_verification_enabled=True,
+        ignoring_self_events_enabled=True,
+        logger=log,
+    )
+    allowed = set(settings.channels)
+
+    async def accept(inbound: Inbound, started: float) -> None:
+        new = await asyncio.to_thread(inbox.accept, inbound)
+        counter = metrics.REQUESTS_ACCEPTED if new else metrics.REQUESTS_DUPLICATE
+        counter.labels(kind=inbound.kind.value).inc()
+        if new:
+            kick()
+        metrics.ACK_SECONDS.observe(time.perf_counter() - started)
+
+    @app.event("app_mention")
+    async def on_mention(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        ack: Any,
+        context: AsyncBoltContext,
+        request: AsyncBoltRequest,
+    ) -> None:
+        started = time.perf_counter()
+        channel = str(event.get("channel") or "")
+        own_bot = context.bot_id is not None and event.get("bot_id") == context.bot_id
+        if own_bot or (allowed and channel not in allowed) or not body.get("event_id"):
+            await ack()
+            return
+        ts = str(event.get("ts") or "")
+        inbound = Inbound(
+            id=str(body["event_id"]),
+            kind=Kind.MENTION,
+            team=str(body.get("team_id") or context.team_id or ""),
+            channel=channel,
+            thread_ts=str(event.get("thread_ts") or ts),
+            ts=ts,
+            user=str(event.get("user") or ""),
+            text=str(event.get("text") or ""),
+            data={"retry_num": request.headers.get("x-slack-retry-num", ["0"])[0]},
+        )
+        await accept(inbound, started)  # durably stored before Slack hears "ok"
+        await ack()
+
+    async def on_click(body: dict[str, Any], action: dict[str, Any], ack: Any) -> None:
+        started = time.perf_counter()
+        message = body.get("message") or {}
+        container = body.get("container") or {}
+        message_ts = str(container.get("message_ts") or message.get("ts") or "")
+        user = str((body.get("user") or {}).get("id") or "")
+        inbound = Inbound(
+            id=f"action:{message_ts}:{user}:{action.get('action_ts', '')}",
+            kind=Kind.ACTION,
+            team=str((body.get("team") or {}).get("id") or ""),
+            channel=str((body.get("channel") or {}).get("id") or container.get("channel_id") or ""),
+            thread_ts=str(message.get("thread_ts") or message_ts),
+            ts=message_ts,
+            user=user,
+            data={"action_id": action.get("action_id"), "value": action.get("value") or ""},
+        )
+        await accept(inbound, started)
+        await ack()
+
+    app.action(ACTION_APPROVE)(on_click)
+    app.action(ACTION_REFUSE)(on_click)
+    return app

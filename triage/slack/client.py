@@ -1,0 +1,197 @@
+"""The Slack Web API as the bot uses it: every call redacted, timed out and rate-limit aware.
+
+Why a gateway: three rules hold for every call and are easiest to keep in one place.
+1. Nothing reaches Slack without passing the Redactor (text, blocks, file contents).
+2. Every call has a timeout, and a 429 is retried after its `Retry-After`, a bounded number of
+   times (slack_sdk's retry handler, capped so one huge Retry-After cannot stall a worker).
+3. Nothing that posts is retried blindly: a post whose answer was lost may have landed, so the
+   caller (triage/slack/worker.py) looks for it in the thread by its metadata before posting
+   again. That is why connection errors and 5xx are *not* retried here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.web.async_client import AsyncWebClient
+
+from tools.redact import Redactor
+from triage.settings import SlackSettings
+
+METADATA_EVENT = "triage_message"
+_READS = frozenset({"conversations.replies", "chat.getPermalink"})
+
+
+class SlackError(Exception):
+    """A Web API call failed (after its bounded retries); `error` is Slack's error string."""
+
+    def __init__(self, method: str, error: str) -> None:
+        super().__init__(f"{method}: {error}")
+        self.method = method
+        self.error = error
+
+
+class BoundedRateLimitHandler(AsyncRateLimitErrorRetryHandler):
+    """slack_sdk's 429 handler (waits Retry-After), refusing waits longer than `max_wait_s`."""
+
+    def __init__(self, max_retry_count: int, max_wait_s: float) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.max_wait_s = max_wait_s
+
+    async def _can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        for name, values in response.headers.items():
+            if name.lower() == "retry-after" and values:
+                try:
+                    return float(values[0]) <= self.max_wait_s
+                except ValueError:
+                    return True
+        return True
+
+
+def web_client(settings: SlackSettings) -> AsyncWebClient:
+    """The bot's client: its token, the configured base URL, a timeout, bounded 429 retries."""
+    token = settings.bot_token.get_secret_value() if settings.bot_token else None
+    handlers: list[AsyncRetryHandler] = []
+    if settings.max_rate_limit_retries:
+        handlers.append(
+            BoundedRateLimitHandler(settings.max_rate_limit_retries, settings.max_retry_after_s)
+        )
+    return AsyncWebClient(
+        token=token,
+        base_url=settings.api_base_url,
+        timeout=max(1, round(settings.api_timeout_s)),
+        retry_handlers=handlers,
+    )
+
+
+def _metadata(marker: str) -> dict[str, Any]:
+    return {"event_type": METADATA_EVENT, "event_payload": {"marker": marker}}
+
+
+class Slack:
+    """The calls the bot makes, each redacted on the way out."""
+
+    def __init__(self, client: AsyncWebClient, redactor: Redactor) -> None:
+        self.client = client
+        self.redactor = redactor
+
+    def _text(self, text: str) -> str:
+        return self.redactor.text(text)
+
+    def _blocks(self, blocks: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        return None if blocks is None else list(self.redactor.data(blocks))
+
+    async def _call(self, method: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            if method in _READS:  # read methods take query parameters, not JSON bodies
+                params = {
+                    k: str(v).lower() if isinstance(v, bool) else v for k, v in kwargs.items()
+                }
+                response = await self.client.api_call(method, http_verb="GET", params=params)
+            else:
+                response = await self.client.api_call(method, json=kwargs)
+        except SlackApiError as e:
+            raise SlackError(method, str(e.response.get("error") or "error")) from e
+        except (SlackClientError, OSError, TimeoutError) as e:
+            raise SlackError(method, type(e).__name__) from e
+        return dict(response.data) if isinstance(response.data, dict) else {}
+
+    async def post(
+        self,
+        channel: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        blocks: list[dict[str, Any]] | None = None,
+        marker: str | None = None,
+    ) -> str:
+        """Post a message; returns its ts. `marker` lets `find` recognise it after a crash."""
+        args: dict[str, Any] = {"channel": channel, "text": self._text(text)}
+        if thread_ts:
+            args["thread_ts"] = thread_ts
+        if blocks is not None:
+            args["blocks"] = self._blocks(blocks)
+        if marker:
+            args["metadata"] = _metadata(marker)
+        data = await self._call("chat.postMessage", **args)
+        return str(data["ts"])
+
+    async def update(
+        self,
+        channel: str,
+        ts: str,
+        text: str,
+        *,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> None:
+        args: dict[str, Any] = {"channel": channel, "ts": ts, "text": self._text(text)}
+        args["blocks"] = self._blocks(blocks) if blocks is not None else []
+        await self._call("chat.update", **args)
+
+    async def react(self, channel: str, ts: str, name: str) -> None:
+        try:
+            await self._call("reactions.add", channel=channel, timestamp=ts, name=name)
+        except SlackError as e:
+            if e.error != "already_reacted":
+                raise
+
+    async def find(self, channel: str, thread_ts: str, marker: str) -> str | None:
+        """The ts of our message carrying `marker` in the thread, if it was posted."""
+        data = await self._call(
+            "conversations.replies",
+            channel=channel,
+            ts=thread_ts,
+            include_all_metadata=True,
+            limit=200,
+        )
+        for message in data.get("messages") or []:
+            payload = (message.get("metadata") or {}).get("event_payload") or {}
+            if payload.get("marker") == marker:
+                return str(message["ts"])
+        return None
+
+    async def permalink(self, channel: str, ts: str) -> str | None:
+        try:
+            data = await self._call("chat.getPermalink", channel=channel, message_ts=ts)
+        except SlackError:
+            return None  # a link is a convenience; the ticket works without it
+        link = data.get("permalink")
+        return str(link) if link else None
+
+    async def ephemeral(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
+        args: dict[str, Any] = {"channel": channel, "user": user, "text": self._text(text)}
+        if thread_ts:
+            args["thread_ts"] = thread_ts
+        await self._call("chat.postEphemeral", **args)
+
+    async def upload(
+        self, channel: str, thread_ts: str, *, content: str, filename: str, title: str, comment: str
+    ) -> None:
+        try:
+            await self.client.files_upload_v2(
+                channel=channel,
+                thread_ts=thread_ts,
+                content=self._text(content),
+                filename=filename,
+                title=self._text(title),
+                initial_comment=self._text(comment),
+            )
+        except SlackApiError as e:
+            raise SlackError("files.upload", str(e.response.get("error") or "error")) from e
+        except (SlackClientError, OSError, TimeoutError) as e:
+            raise SlackError("files.upload", type(e).__name__) from e

@@ -1,0 +1,183 @@
+"""Every sentence the Slack bot says, in one place.
+
+Why one module: what people read during an incident must be plain, consistent and say what to
+do next; reviewing it, translating it or changing its tone should not mean hunting through
+handlers. Nothing else in triage/slack/ writes user-facing text; everything here is sent
+through the Redactor on its way out (triage/slack/client.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# -- conversation ----------------------------------------------------------------------------
+
+CASUAL_REPLY = (
+    "Happy to help. Mention me with what is wrong (the service, its namespace, since when) "
+    "and I will investigate and keep a ticket in this thread."
+)
+EMPTY_MENTION = (
+    "You mentioned me without a question. Tell me what is wrong, e.g. "
+    "“checkout-api in namespace shop returns 503 since 14:05, find out why”."
+)
+NEED_NAMESPACE = (
+    "Which namespace should I look in? Say it in the message (e.g. “in namespace shop”) and "
+    "mention me again; an operator can also map this channel to a namespace."
+)
+ON_IT = (
+    "On it: investigating now, read-only. I will edit this message as I go and post the "
+    "answer in this thread once it has been checked."
+)
+
+
+def progress_checks(count: int, latest: str) -> str:
+    return f"Investigating: {count} check(s) run so far (latest: `{latest}`)."
+
+
+def progress_attempt(number: int) -> str:
+    if number == 1:
+        return "Investigating: reading the cluster."
+    return f"The checker sent the first answer back; attempt {number} is looking again."
+
+
+PROGRESS_SUBMITTED = "Report written to the cluster; the checker is verifying it."
+PROGRESS_JUDGING = "Checking the answer against the evidence."
+PROGRESS_DONE = "Done: the answer is below and the ticket above is up to date."
+
+
+def gave_up(attempts: int, reason: str) -> str:
+    return (
+        f"I could not finish this after {attempts} tries ({reason}). Nothing was changed. "
+        "Mention me again to retry, or run `triage investigate` from a terminal."
+    )
+
+
+# -- ticket ----------------------------------------------------------------------------------
+
+TICKET_HEADER = "Incident ticket"
+STATUS_INVESTIGATING = "Investigating"
+STATUS_ANSWERED = "Answered"
+STATUS_FAILED = "Failed"
+LABEL_STATUS = "Status"
+LABEL_OWNER = "Owner"
+LABEL_OUTCOME = "Outcome"
+LABEL_ROOT_CAUSE = "Root cause"
+LABEL_REPORT = "Report"
+LABEL_LINKS = "Links"
+LINK_REQUEST = "the request"
+LABEL_CHANGES = "Changes"
+NO_REPORT = "none written (the request asked for an answer, not a report)"
+
+OUTCOME_WORDS = {
+    "verified": "Verified: the checker confirmed the answer against the evidence.",
+    "rejected": "Not verified: the checker rejected it. Treat it as a lead, not a conclusion.",
+    "budget_exhausted": "Not verified: the budget ran out before the answer could be checked.",
+    "evaluator_unavailable": (
+        "Not verified: the checker's model did not answer; only the automatic checks ran."
+    ),
+    "unchecked": "Not checked: checking is switched off by the operator's policy.",
+}
+
+
+def outcome_line(outcome: str) -> str:
+    return OUTCOME_WORDS.get(outcome, f"Outcome: {outcome}")
+
+
+def report_line(namespace: str, name: str) -> str:
+    return f"`kubectl get rcareport {name} -n {namespace}`"
+
+
+def missing_line(missing: Sequence[str]) -> str:
+    return "Still missing: " + "; ".join(missing)
+
+
+def nonexistent_line(names: Sequence[str]) -> str:
+    return "Named in the request but not found: " + ", ".join(names)
+
+
+def owner(user: str) -> str:
+    return f"<@{user}>"
+
+
+# -- the answer ------------------------------------------------------------------------------
+
+ANSWER_UNVERIFIED_PREFIX = "Unverified answer (see the ticket for why):"
+
+
+def part_of(index: int, total: int) -> str:
+    return f"(part {index} of {total})"
+
+
+def attached_as_file(chars: int) -> str:
+    return (
+        f"The full answer is {chars} characters, too long for a few messages, so it is "
+        "attached as a file. The ticket above has the outcome and the one-line root cause."
+    )
+
+
+RCA_FILE_TITLE = "Root-cause analysis"
+NOTHING_FOUND = "I found nothing to report for that request."
+
+# -- changes and approvals -------------------------------------------------------------------
+
+
+def approval_needed(action: str, target: str) -> str:
+    return f"Approval needed: {action} on {target}"
+
+
+LABEL_ARGUMENTS = "Arguments (exactly what will be applied)"
+LABEL_DRY_RUN = "Planned against the live cluster (read just now; nothing applied yet)"
+LABEL_OPERATION = "Operation"
+BUTTON_APPROVE = "Approve"
+BUTTON_REFUSE = "Refuse"
+
+
+def approvers_line(approvers: Sequence[str], ttl_s: int) -> str:
+    who = ", ".join(f"<@{a}>" if a.startswith(("U", "W")) else a for a in approvers) or "nobody"
+    return f"Who may approve: {who}. An approval is good once, for {ttl_s // 60} minutes."
+
+
+def not_an_approver(action: str, approvers: Sequence[str]) -> str:
+    who = ", ".join(f"<@{a}>" if a.startswith(("U", "W")) else a for a in approvers) or "nobody"
+    return f"You may not approve {action}; ask one of: {who}. Nothing was changed."
+
+
+def approved_by(user: str, op_id: str) -> str:
+    return f"Approved by <@{user}>; applying {op_id} once through the ledger."
+
+
+def refused_by(user: str, op_id: str) -> str:
+    return f"Refused by <@{user}>: {op_id} will not be applied. Nothing was changed."
+
+
+def applied(op_id: str, phase: str, detail: str) -> str:
+    return f"{op_id}: {phase}. {detail} (see `triage ops show {op_id}`)"
+
+
+def already_decided(op_id: str, phase: str) -> str:
+    return f"{op_id} is already {phase}; this click changed nothing."
+
+
+def stale_button(op_id: str) -> str:
+    return (
+        f"This button was for different arguments than {op_id} now has; nothing was changed. "
+        "Ask me again for a fresh approval request."
+    )
+
+
+def approval_expired(op_id: str) -> str:
+    return f"The approval request for {op_id} has expired; ask me again to get a fresh one."
+
+
+def cannot_decide(op_id: str, why: str) -> str:
+    return f"Could not record that for {op_id}: {why}. Nothing was changed."
+
+
+def change_result(action: str, target: str, excerpt: str) -> str:
+    return f"{action} on {target}: {excerpt}"
+
+
+CHANGES_NOT_CONFIGURED = (
+    "You asked for a change, but changes are not configured for this bot (no ledger). Nothing "
+    "was changed; an operator can enable them, or use `triage ops` from a terminal."
+)

@@ -1,0 +1,414 @@
+"""Work on what the inbox holds: one request at a time per task, a few tasks per replica.
+
+A request is claimed with a lease (renewed while the run goes on), worked through in steps that
+are recorded as they happen (triage/slack/ticket.py), and finished; any failure gives it back to
+the inbox to be picked up again, by this replica or another, up to `max_attempts`. The
+investigation itself runs the real graph and the judge loop (triage/loop.py) in a thread, with
+the Slack thread id as the checkpointer's thread id, so a run cut short by a crash resumes from
+its last checkpoint instead of starting over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from judge import Judge
+from policies.verification import VerificationPolicy
+from tools.mutate import MutateRegistry
+from tools.read import ReadTools
+from tools.redact import Redactor
+from triage import intake, render
+from triage.budget import Budget
+from triage.graph import RunResult, build_graph, checkpointer_for
+from triage.loop import CheckedRun, run_checked
+from triage.models import RequestKind
+from triage.planner import Planner, TakesFeedback
+from triage.report import ReportStore, root_cause_line
+from triage.settings import GraphSettings, SlackSettings, StateSettings
+from triage.slack import blocks, metrics
+from triage.slack import messages as m
+from triage.slack.client import Slack, SlackError
+from triage.slack.inbox import Claimed, Inbound, Inbox, Kind, State
+from triage.slack.ticket import Messages, Progress, Ticket
+from triage.state import TriageState, draft_of, evidence_of, goal_of
+
+log = logging.getLogger("triage.slack")
+
+_MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
+POLL_S = 1.0
+MAX_BACKOFF_S = 30.0
+
+
+@dataclass
+class Backend:
+    """What a run needs: the read tools, where reports go, the judge, the policy; and, when
+    changes are enabled, the mutate registry (its ledger and policy)."""
+
+    tools: ReadTools
+    planner: Callable[[], Planner]
+    judge: Judge | None
+    store: ReportStore | None
+    verification: VerificationPolicy
+    redactor: Redactor
+    graph: GraphSettings
+    state: StateSettings
+    registry: MutateRegistry | None = None
+    default_namespace: str | None = None
+    channel_namespaces: dict[str, str] = field(default_factory=dict)
+
+
+def words_of(text: str) -> str:
+    """The user's words without the mention itself."""
+    return " ".join(_MENTION.sub(" ", text).split())
+
+
+def thread_id(inbound: Inbound) -> str:
+    """`slack:{team}:{channel}:{thread_ts}`; a later mention in the same thread gets its own."""
+    if inbound.ts == inbound.thread_ts:
+        return inbound.thread_id
+    return f"{inbound.thread_id}:{inbound.ts}"
+
+
+def _attempt(
+    backend: Backend,
+    planner: Planner,
+    words: str,
+    *,
+    namespace: str | None,
+    now: float,
+    thread: str,
+    on_progress: Callable[[dict[str, Any]], None],
+) -> RunResult:
+    """Run the graph on `thread`, or resume it from its last checkpoint (after a crash), or
+    return its result if it had already finished."""
+    start = time.perf_counter()
+    config: Any = {
+        "configurable": {"thread_id": thread},
+        "recursion_limit": backend.graph.recursion_limit,
+    }
+    with checkpointer_for(backend.state) as saver:
+        graph = build_graph(planner, backend.tools, backend.graph, saver)
+        snapshot = graph.get_state(config)
+        finished = bool(snapshot.values) and not snapshot.next
+        if not finished:
+            inputs: TriageState | None = None
+            if not snapshot.next:
+                inputs = {"words": words, "namespace": namespace, "now": now, "evidence": []}
+            for mode, chunk in graph.stream(inputs, config, stream_mode=["custom", "updates"]):
+                if mode == "custom" and isinstance(chunk, dict):
+                    on_progress(chunk)
+        final = cast(TriageState, graph.get_state(config).values)
+    return RunResult(
+        thread_id=thread,
+        goal=goal_of(final),
+        evidence=evidence_of(final),
+        draft=draft_of(final),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def investigate(
+    backend: Backend,
+    inbound: Inbound,
+    words: str,
+    namespace: str | None,
+    on_progress: Callable[[dict[str, Any]], None],
+) -> CheckedRun:
+    """The checked run for one mention (blocking: call it in a thread)."""
+    budget = Budget(backend.verification.budget, backend.verification.pricing)
+    run = thread_id(inbound)
+    now = float(inbound.ts)
+
+    def worker(attempt: int, feedback: tuple[str, ...]) -> RunResult:
+        planner = backend.planner()
+        if feedback and isinstance(planner, TakesFeedback):
+            planner.take_feedback(feedback)
+        thread = run if attempt == 1 else f"{run}:attempt-{attempt}"
+        return _attempt(
+            backend,
+            planner,
+            words,
+            namespace=namespace,
+            now=now,
+            thread=thread,
+            on_progress=on_progress,
+        )
+
+    return run_checked(
+        worker=worker,
+        judge=backend.judge,
+        store=backend.store,
+        policy=backend.verification,
+        budget=budget,
+        redactor=backend.redactor,
+        run_id=run,
+        on_progress=on_progress,
+    )
+
+
+def _progress_text(event: dict[str, Any], state: dict[str, Any]) -> str | None:
+    if "done" in event:
+        state["checks"] = state.get("checks", 0) + 1
+        return m.progress_checks(state["checks"], str(event["done"]))
+    if "attempt" in event and "feedback" in event:
+        return m.progress_attempt(int(event["attempt"]))
+    if "submitted" in event:
+        return m.PROGRESS_SUBMITTED
+    if event.get("node") == "judge":
+        return m.PROGRESS_JUDGING
+    return None
+
+
+class Worker:
+    """Claims requests from the inbox and answers them in Slack."""
+
+    def __init__(
+        self,
+        inbox: Inbox,
+        slack: Slack,
+        backend: Backend,
+        settings: SlackSettings,
+        *,
+        decide: Callable[[Worker, Claimed, Messages], Awaitable[None]] | None = None,
+        propose: Callable[
+            [Worker, Claimed, Messages, CheckedRun, blocks.TicketView], Awaitable[None]
+        ]
+        | None = None,
+    ) -> None:
+        self.inbox = inbox
+        self.slack = slack
+        self.backend = backend
+        self.settings = settings
+        self.decide = decide
+        self.propose = propose
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._wake = asyncio.Event()
+        self._slots = asyncio.Semaphore(settings.workers)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def kick(self) -> None:
+        """Something new is in the inbox: look now rather than at the next poll."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        while not self._stopping:
+            await self._slots.acquire()
+            try:
+                claimed = await asyncio.to_thread(
+                    self.inbox.claim, self.holder, lease_s=self.settings.lease_s
+                )
+            except Exception:
+                self._slots.release()
+                log.exception("inbox unreadable; retrying in %.0f s", POLL_S)
+                await asyncio.sleep(POLL_S)
+                continue
+            if claimed is None:
+                self._slots.release()
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), POLL_S)
+                continue
+            task = asyncio.create_task(self._process(claimed))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _process(self, claimed: Claimed) -> None:
+        try:
+            await self.process(claimed)
+        finally:
+            self._slots.release()
+
+    async def process(self, claimed: Claimed) -> None:
+        """Answer one request; on failure give it back to the inbox (bounded)."""
+        messages = Messages(self.slack, claimed, lambda: self._save(claimed))
+        try:
+            if claimed.inbound.kind is Kind.ACTION:
+                if self.decide is not None:
+                    await self.decide(self, claimed, messages)
+            else:
+                await self.mention(claimed, messages)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a worker must survive anything one request does; recorded
+            log.exception("request %s failed (attempt %d)", claimed.inbound.id, claimed.attempts)
+            metrics.REQUESTS_FAILED.labels(kind=claimed.inbound.kind.value).inc()
+            await self._failed(claimed, messages, e)
+            return
+        await asyncio.to_thread(self.inbox.finish, claimed, State.DONE)
+        metrics.REQUESTS_DONE.labels(kind=claimed.inbound.kind.value).inc()
+
+    async def _save(self, claimed: Claimed) -> None:
+        ok = await asyncio.to_thread(self.inbox.save, claimed)
+        if not ok:
+            raise LostLease(claimed.inbound.id)
+
+    async def _failed(self, claimed: Claimed, messages: Messages, error: Exception) -> None:
+        if isinstance(error, LostLease):
+            return  # someone else holds it now
+        if claimed.attempts < self.settings.max_attempts:
+            backoff = min(2.0**claimed.attempts, MAX_BACKOFF_S)
+            await asyncio.to_thread(self.inbox.release, claimed, retry_in_s=backoff)
+            self.kick()
+            return
+        reason = str(error) if isinstance(error, SlackError) else type(error).__name__
+        try:
+            await messages.once("gave_up", m.gave_up(claimed.attempts, reason))
+        except Exception:  # Slack itself is the problem; the row records the failure
+            log.exception("could not tell the user that %s failed", claimed.inbound.id)
+        await asyncio.to_thread(self.inbox.finish, claimed, State.FAILED)
+
+    # -- a mention -------------------------------------------------------------------------------
+
+    async def mention(self, claimed: Claimed, messages: Messages) -> None:
+        inbound = claimed.inbound
+        steps = claimed.steps
+        if not steps.get("reacted"):
+            try:
+                await self.slack.react(inbound.channel, inbound.ts, "eyes")
+            except SlackError as e:  # 👀 is a courtesy; the reply below is what matters
+                log.warning("could not react to %s: %s", inbound.id, e)
+            steps["reacted"] = True
+            await messages.save()
+        words = words_of(inbound.text)
+        if not words:
+            await messages.once("reply", m.EMPTY_MENTION)
+            return
+        namespace = self.backend.channel_namespaces.get(inbound.channel) or (
+            self.backend.default_namespace
+        )
+        goal = intake.parse(words, now=float(inbound.ts), namespace=namespace)
+        if goal.kind is RequestKind.CASUAL:
+            await messages.once("reply", m.CASUAL_REPLY)
+            return
+        if goal.scope.namespace is None:
+            await messages.once("reply", m.NEED_NAMESPACE)
+            return
+        progress = Progress(messages, self.settings.progress_interval_s)
+        await progress.open(m.ON_IT)
+        link = steps.get("link")
+        if link is None:
+            link = await self.slack.permalink(inbound.channel, inbound.ts) or ""
+            steps["link"] = link
+            await messages.save()
+        view = blocks.TicketView(title=_title(words), owner=inbound.user, request_link=link or None)
+        ticket = Ticket(messages, view)
+        await ticket.open()
+
+        checked = await self._run(claimed, words, goal.scope.namespace, progress)
+
+        # The verdict is in: only now does the ticket change.
+        self._fill(view, checked)
+        if self.propose is not None and goal.mutations_named:
+            await self.propose(self, claimed, messages, checked, view)
+        await ticket.show()
+        steps["ticket_final"] = checked.outcome.value
+        await messages.save()
+        await self._answer(messages, checked)
+        await progress.set(m.PROGRESS_DONE, force=True)
+
+    async def _run(
+        self, claimed: Claimed, words: str, namespace: str, progress: Progress
+    ) -> CheckedRun:
+        latest: dict[str, Any] = {"text": None}
+        counts: dict[str, Any] = {}
+
+        def on_progress(event: dict[str, Any]) -> None:  # called from the run's thread
+            text = _progress_text(event, counts)
+            if text:
+                latest["text"] = text
+
+        run = asyncio.create_task(
+            asyncio.to_thread(
+                investigate, self.backend, claimed.inbound, words, namespace, on_progress
+            )
+        )
+        renew_every = max(self.settings.lease_s / 3, 0.2)
+        tick = min(renew_every, max(self.settings.progress_interval_s, 0.2))
+        last_renew = time.monotonic()
+        while not run.done():
+            await asyncio.wait({run}, timeout=tick)
+            if time.monotonic() - last_renew >= renew_every:
+                held = await asyncio.to_thread(
+                    self.inbox.renew, claimed, lease_s=self.settings.lease_s
+                )
+                last_renew = time.monotonic()
+                if not held:
+                    log.warning("lost the lease on %s; another replica took it", claimed.inbound.id)
+            if latest["text"] and not run.done():
+                try:
+                    await progress.set(str(latest["text"]))
+                except SlackError as e:  # progress is a courtesy: the answer still comes
+                    log.warning("progress update failed: %s", e)
+        return run.result()
+
+    def _fill(self, view: blocks.TicketView, checked: CheckedRun) -> None:
+        draft = checked.best.draft
+        view.status = m.STATUS_ANSWERED
+        view.outcome = checked.outcome.value
+        if draft is not None:
+            view.title = draft.title
+            view.root_cause = root_cause_line(draft)
+        if checked.report is not None:
+            view.report = (checked.report.namespace, checked.report.name)
+        if checked.verdict is not None:
+            view.missing = list(checked.verdict.missing)
+            view.nonexistent = list(checked.verdict.nonexistent)
+
+    async def _answer(self, messages: Messages, checked: CheckedRun) -> None:
+        if messages.steps.get("answered"):
+            return
+        draft = checked.best.draft
+        text = render.verification_markdown(checked.summary())
+        if draft is not None:
+            text = render.markdown(draft, checked.best.evidence) + "\n" + text
+        prefix = None if checked.done else m.ANSWER_UNVERIFIED_PREFIX
+        answer = blocks.answer(
+            text,
+            prefix=prefix,
+            max_chars=self.settings.max_message_chars,
+            max_messages=self.settings.max_messages,
+        )
+        for i, (fallback, blks) in enumerate(answer.messages):
+            await messages.once(f"answer{i}", fallback, blks or None)
+        if answer.file is not None and not messages.steps.get("answer_file"):
+            inbound = messages.claimed.inbound
+            await self.slack.upload(
+                inbound.channel,
+                inbound.thread_ts,
+                content=answer.file,
+                filename="rca.md",
+                title=m.RCA_FILE_TITLE,
+                comment="",
+            )
+            messages.steps["answer_file"] = True
+        messages.steps["answered"] = True
+        await messages.save()
+
+
+class LostLease(Exception):
+    """Another replica took the request over (our lease ran out): stop, say nothing more."""
+
+
+def _title(words: str) -> str:
+    first = words.strip().split("\n", 1)[0]
+    return first if len(first) <= 140 else first[:139] + "…"

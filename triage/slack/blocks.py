@@ -64,7 +64,7 @@ class TicketView:
         """The plain-text fallback (notifications, screen readers) carries the outcome too."""
         parts = [f"{m.TICKET_HEADER}: {self.title}", f"{m.LABEL_STATUS}: {self.status}"]
         if self.outcome:
-            parts.append(m.outcome_line(self.outcome))
+            parts.append(f"{m.LABEL_OUTCOME}: {self.outcome}. {m.outcome_line(self.outcome)}")
         if self.report:
             parts.append(f"{m.LABEL_REPORT}: {m.report_line(*self.report)}")
         return " | ".join(parts)

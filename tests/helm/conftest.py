@@ -1,0 +1,35 @@
+"""Fixtures for the chart tests: the pinned helm CLI (built on demand), unbound or bound to the
+test control plane, and a fresh namespace per install (tests.support.controlplane)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helm.support import Helm, build
+from tests.support.controlplane import ControlPlane
+
+_HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build helm before the first chart test, so a cold build (minutes) is not charged to a
+    test's timeout; a no-op when bin/helm is already the pinned version."""
+    if session.config.option.collectonly:
+        return
+    if any(Path(str(item.path)).resolve().is_relative_to(_HERE) for item in session.items):
+        build()
+
+
+@pytest.fixture(scope="session")
+def helm(tmp_path_factory: pytest.TempPathFactory) -> Helm:
+    """helm with private state dirs and no cluster: lint and template only."""
+    build()
+    return Helm(tmp_path_factory.mktemp("helm-home"))
+
+
+@pytest.fixture(scope="session")
+def helm_cluster(helm: Helm, control_plane: ControlPlane) -> Helm:
+    """helm talking to the test control plane as its admin."""
+    return Helm(helm.home, control_plane.admin_kubeconfig)

@@ -199,6 +199,7 @@ def test_a_values_file_that_breaks_the_schema_is_refused(helm: Helm, tmp_path: P
         helm.template(bad)
     err = refused.value.stderr
     assert "additional properties 'replicas' not allowed" in err
+    assert "'/policy/mutations/namespaces/0'" in err  # no wildcards: the mutator is bound per name
     assert refused.value.rc != 0
 
 

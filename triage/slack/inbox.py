@@ -291,6 +291,14 @@ class Inbox:
         out["steps"] = json.loads(out["steps"])
         return out
 
+    def ids(self, kind: Kind) -> list[str]:
+        """Every request id of `kind`, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM slack_inbox WHERE kind = ? ORDER BY received_at", (kind.value,)
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
     def count(self, state: State) -> int:
         with self._lock:
             row = self._db.execute(

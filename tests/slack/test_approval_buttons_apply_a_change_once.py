@@ -1,0 +1,144 @@
+"""A change that needs approval is shown with its exact arguments and plan and two buttons bound
+to the operation's argument digest; only a listed approver's click applies it, once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.parse
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from policies import load_policy
+from tests.mutations.cluster import create_deployment, policy_for
+from tests.mutations.rig import Rig
+from tests.slack.support import (
+    CHANNEL,
+    BotServer,
+    deliver_concurrently,
+    mention,
+    settings_for,
+    sign,
+    user_message,
+)
+from tests.support.fake_slack import TEAM_ID, FakeSlack
+from tools.k8s_read import KubeReader
+from tools.ledger import Phase
+from tools.read import ReadRegistry
+from tools.redact import Redactor
+from triage.planner_rules import RulesPlanner
+from triage.slack.blocks import ACTION_APPROVE
+from triage.slack.inbox import Kind
+from triage.slack.worker import Backend
+
+pytestmark = pytest.mark.cluster
+
+ALICE, BOB = "U0ALICE", "U0BOB"
+
+
+@pytest.fixture
+def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path):
+    rig = Rig(ledger_cluster, target_ns)
+    policy = policy_for(target_ns, approval=("scale",)).model_copy(update={"approvers": (ALICE,)})
+    create_deployment(ledger_cluster, rig.admin, target_ns, "web", replicas=2)
+    registry = rig.registry(policy=policy)
+    reader = ledger_cluster.api_client(ledger_cluster.reader_kubeconfig)
+    settings = settings_for(slack_api, tmp_path)
+    backend = Backend(
+        tools=ReadRegistry(KubeReader(reader, timeout_s=5)),
+        planner=RulesPlanner,
+        judge=None,  # checking off: this test is about the change, not the RCA
+        store=None,
+        verification=load_policy(None).verification,
+        redactor=Redactor(),
+        graph=settings.graph,
+        state=settings.state,
+        registry=registry,
+    )
+    with BotServer(settings, backend) as server:
+        yield server, rig, registry
+    reader.close()
+    rig.close()
+
+
+def _click(card: dict[str, Any], user: str, n: int, action_id: str = ACTION_APPROVE) -> bytes:
+    button = next(
+        e
+        for b in card["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == action_id
+    )
+    payload = {
+        "type": "block_actions",
+        "team": {"id": TEAM_ID},
+        "user": {"id": user},
+        "api_app_id": "A0TRIAGE",
+        "channel": {"id": CHANNEL},
+        "container": {"type": "message", "message_ts": card["ts"], "channel_id": CHANNEL},
+        "message": {"ts": card["ts"], "thread_ts": card.get("thread_ts")},
+        "trigger_id": f"trigger-{n}",
+        "actions": [
+            {
+                "type": "button",
+                "action_id": action_id,
+                "block_id": "b",
+                "value": button["value"],
+                "action_ts": f"{time.time():.6f}{n}",
+            }
+        ],
+    }
+    return ("payload=" + urllib.parse.quote(json.dumps(payload))).encode()
+
+
+def _form(body: bytes) -> dict[str, str]:
+    return sign(body) | {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+def _replicas(rig: Rig) -> int:
+    return int(client.AppsV1Api(rig.admin).read_namespaced_deployment("web", rig.ns).spec.replicas)
+
+
+def test_only_an_approver_applies_it_and_a_double_click_applies_once(setup, slack_api):
+    server, rig, registry = setup
+    words = f"scale deployment web to 3 in namespace {rig.ns}"
+    server.deliver(mention("Ev0SCALE", words, ts=user_message(slack_api, words)))
+    server.wait_done("Ev0SCALE", timeout=120)
+    card = next(m for m in slack_api.channel_messages(CHANNEL) if "Approval needed" in m["text"])
+    (op,) = [o for o in registry.ledger.list() if o.target.namespace == rig.ns]
+    shown = json.dumps(card["blocks"])
+    assert op.phase is Phase.AWAITING_APPROVAL
+    assert '\\"replicas\\": 3' in shown or '"replicas": 3' in shown  # the exact arguments
+    assert op.args_digest in shown  # the buttons carry the digest they were shown with
+    assert _replicas(rig) == 2
+
+    bob = _click(card, BOB, 1)
+    assert server.post(bob, _form(bob)).status_code == 200
+    server.wait_done(next(r for r in _action_ids(server) if BOB in r))
+    assert registry.ledger.get(op.id).phase is Phase.AWAITING_APPROVAL  # type: ignore[union-attr]
+    assert _replicas(rig) == 2
+    assert "may not approve" in slack_api.ephemeral[-1]["text"]
+
+    clicks = [_click(card, ALICE, 2), _click(card, ALICE, 3)]
+    statuses = asyncio.run(deliver_concurrently(server.url, [(c, _form(c)) for c in clicks]))
+    assert statuses == [200, 200]
+    for request_id in [r for r in _action_ids(server) if ALICE in r]:
+        server.wait_done(request_id, timeout=60)
+
+    done = registry.ledger.get(op.id)
+    assert done is not None
+    assert done.phase is Phase.SUCCEEDED
+    assert done.attempts == 1  # one write
+    assert done.approval is not None
+    assert done.approval.approver == ALICE
+    assert _replicas(rig) == 3
+    applied = [m for m in slack_api.channel_messages(CHANNEL) if m["text"].startswith(op.id)]
+    assert len(applied) == 1
+    assert any("already" in e["text"] for e in slack_api.ephemeral)
+
+
+def _action_ids(server: BotServer) -> list[str]:
+    return server.bot.inbox.ids(Kind.ACTION)

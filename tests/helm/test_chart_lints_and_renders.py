@@ -13,6 +13,7 @@ import yaml
 
 from policies import DEFAULT_POLICY, SCHEMA_PATH, load_policy
 from tests.helm.support import CHART, CI_VALUES, Helm, HelmError
+from tests.helm.sync_policy_schema import embedded
 
 
 def _kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -121,11 +122,11 @@ def test_the_mounted_policy_is_one_the_product_accepts(helm: Helm, tmp_path: Pat
 
 def test_the_values_schema_embeds_the_policy_schema_unchanged() -> None:
     values_schema = json.loads((CHART / "values.schema.json").read_text())
-    policy_schema = json.loads(SCHEMA_PATH.read_text())
-    for name, definition in policy_schema["$defs"].items():
-        assert values_schema["$defs"][name] == definition, name
-    root = {k: v for k, v in policy_schema.items() if k not in ("$defs", "$schema")}
-    assert values_schema["$defs"]["Policy"] == root
+    assert values_schema == embedded(values_schema), (
+        "policies/policy.schema.json changed: run `python -m tests.helm.sync_policy_schema`"
+    )
+    assert values_schema["properties"]["policy"]["$ref"] == "#/$defs/Policy"
+    assert set(json.loads(SCHEMA_PATH.read_text())["$defs"]) < set(values_schema["$defs"])
 
 
 def _documented(values: Any, schema: dict[str, Any], defs: dict[str, Any], path: str) -> list[str]:

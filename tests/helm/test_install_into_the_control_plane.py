@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from tests.helm.support import TEST_CLUSTER_VALUES, Helm, installed, sa_client
+from tests.helm.support import CHART, TEST_CLUSTER_VALUES, Helm, installed, sa_client
 from tests.support.controlplane import CONTROLPLANE_DIR, ControlPlane
 from tools.k8s_mutate import impersonating
 
@@ -151,3 +151,37 @@ def test_kubectl_gets_rcareports_and_operations_written_by_the_identities(
         assert "bad DATABASE_URL" in out
         assert "operation.triage.dev/op-helm" in out
         assert "rollout_restart" in out
+
+
+def test_a_policy_change_on_upgrade_rolls_the_agent(
+    helm_cluster: Helm, control_plane: ControlPlane, namespace: str
+) -> None:
+    with installed(helm_cluster, namespace, TEST_CLUSTER_VALUES) as rel:
+
+        def replicasets() -> set[str]:
+            with control_plane.api_client() as api:
+                items: Any = client.AppsV1Api(api).list_namespaced_replica_set(namespace)
+            return {rs.metadata.name for rs in items.items}
+
+        before = replicasets()
+        helm_cluster.run(
+            "upgrade",
+            rel.name,
+            str(CHART),
+            "--namespace",
+            namespace,
+            "--reuse-values",
+            "--set",
+            "policy.mutations.max_replicas=5",
+            "--wait",
+            "--timeout",
+            "90s",
+            timeout_s=150,
+        )
+        after = replicasets()
+        with control_plane.api_client() as api:
+            cm: Any = client.CoreV1Api(api).read_namespaced_config_map(
+                f"{rel.fullname}-policy", namespace
+            )
+        assert "max_replicas: 5" in cm.data["policy.yaml"]
+        assert len(after - before) == 1  # a new ReplicaSet: the pods were rolled

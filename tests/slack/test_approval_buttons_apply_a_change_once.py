@@ -40,11 +40,18 @@ ALICE, BOB = "U0ALICE", "U0BOB"
 
 
 @pytest.fixture
-def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path):
+def later_s() -> float:
+    """How far ahead of real time the agent's clock runs (0: now)."""
+    return 0.0
+
+
+@pytest.fixture
+def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path, later_s):
     rig = Rig(ledger_cluster, target_ns)
-    policy = policy_for(target_ns, approval=("scale",)).model_copy(update={"approvers": (ALICE,)})
+    policy = policy_for(target_ns, approval=("scale",), approval_ttl_s=60)
+    policy = policy.model_copy(update={"approvers": (ALICE,)})
     create_deployment(ledger_cluster, rig.admin, target_ns, "web", replicas=2)
-    registry = rig.registry(policy=policy)
+    registry = rig.registry(policy=policy, later_s=later_s)
     reader = ledger_cluster.api_client(ledger_cluster.reader_kubeconfig)
     settings = settings_for(slack_api, tmp_path)
     backend = Backend(
@@ -142,3 +149,22 @@ def test_only_an_approver_applies_it_and_a_double_click_applies_once(setup, slac
 
 def _action_ids(server: BotServer) -> list[str]:
     return server.bot.inbox.ids(Kind.ACTION)
+
+
+@pytest.mark.parametrize("later_s", [61.0])
+def test_a_click_after_the_request_expired_changes_nothing(setup, slack_api):
+    server, rig, registry = setup
+    words = f"scale deployment web to 3 in namespace {rig.ns}"
+    server.deliver(mention("Ev0LATE", words, ts=user_message(slack_api, words)))
+    server.wait_done("Ev0LATE", timeout=120)
+    card = next(m for m in slack_api.channel_messages(CHANNEL) if "Approval needed" in m["text"])
+
+    late = _click(card, ALICE, 1)
+    server.post(late, _form(late))
+    server.wait_done(server.bot.inbox.ids(Kind.ACTION)[0])
+
+    (op,) = [o for o in registry.ledger.list() if o.target.namespace == rig.ns]
+    assert op.phase is Phase.AWAITING_APPROVAL
+    assert op.approval is None
+    assert _replicas(rig) == 2
+    assert "expired" in slack_api.ephemeral[-1]["text"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from policies.model import MutationAction
@@ -114,6 +115,10 @@ async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
             return
         if op.phase is not Phase.AWAITING_APPROVAL:
             await tell(m.already_decided(op_id, op.phase.value))
+            return
+        age = registry.clock() - op.created_at
+        if age > timedelta(seconds=registry.policy.approval_ttl_s):
+            await tell(m.approval_expired(op_id))
             return
         if op.args_digest != digest:
             await tell(m.stale_button(op_id))

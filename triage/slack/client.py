@@ -189,7 +189,7 @@ class Slack:
                 content=self._text(content),
                 filename=filename,
                 title=self._text(title),
-                initial_comment=self._text(comment),
+                initial_comment=self._text(comment) if comment else None,
             )
         except SlackApiError as e:
             raise SlackError("files.upload", str(e.response.get("error") or "error")) from e

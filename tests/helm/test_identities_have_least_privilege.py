@@ -20,6 +20,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from policies import load_policy
 from tests.helm.rbac_table import CHECKS, Namespaces, answers
 from tests.helm.support import (
     MUTATIONS_VALUES,
@@ -36,6 +37,9 @@ from tests.helm.support import (
 from tests.support.controlplane import ControlPlane
 from tools.errors import Denied
 from tools.k8s_mutate import KubeMutator, impersonating
+from tools.ledger import KubeLedger, Phase, Target
+from tools.mutate import MutateRegistry, MutationRequest
+from tools.results import ToolStatus
 
 pytestmark = pytest.mark.cluster
 
@@ -219,3 +223,46 @@ def test_the_mutator_makes_only_the_changes_the_policy_allows_where_it_allows_th
     assert scaled.spec.replicas == 3
     assert scaled.metadata.annotations["triage.dev/operation"] == "op-helm-1"
     assert untouched.spec.replicas == 2
+
+
+def test_a_ledgered_restart_runs_end_to_end_with_the_installed_identities(
+    control_plane: ControlPlane, release: Release, target_ns: str, tmp_path: Path
+) -> None:
+    """The product's mutation path, configured as the Deployment configures it: the policy read
+    from the release's ConfigMap, the ledger in the release namespace, every write as the
+    mutator impersonated from the agent's own token."""
+    control_plane.apply(target_ns, [_deployment("api")])
+    with control_plane.api_client() as api:
+        cm: Any = client.CoreV1Api(api).read_namespaced_config_map(
+            f"{release.fullname}-policy", release.namespace
+        )
+    (tmp_path / "policy.yaml").write_text(cm.data["policy.yaml"])
+    policy = load_policy(tmp_path / "policy.yaml").mutations
+    with (
+        sa_client(control_plane, release.namespace, release.agent) as agent,
+        impersonating(agent, f"{release.namespace}/{release.mutator}") as as_mutator,
+    ):
+        registry = MutateRegistry(
+            policy,
+            KubeLedger(as_mutator, namespace=release.namespace, timeout_s=10),
+            kube=KubeMutator(as_mutator, timeout_s=10),
+        )
+        target = Target(kind="Deployment", namespace=target_ns, name="api")
+        done = registry.submit(
+            MutationRequest(run="cli:helm", step="1", action="rollout_restart", target=target)
+        )
+        refused = registry.submit(
+            MutationRequest(
+                run="cli:helm",
+                step="2",
+                action="delete_pod",
+                target=Target(kind="Pod", namespace=target_ns, name="api-x"),
+            )
+        )
+        ops = KubeLedger(agent, namespace=release.namespace, timeout_s=10).list()
+    assert done.phase == Phase.SUCCEEDED, done.result
+    assert refused.result.status == ToolStatus.DENIED  # policy first, before any request
+    assert [o.id for o in ops] == [done.operation.id if done.operation else None]
+    with control_plane.api_client() as api:
+        dep: Any = client.AppsV1Api(api).read_namespaced_deployment("api", target_ns)
+    assert dep.spec.template.metadata.annotations["triage.dev/restart"] == ops[0].id

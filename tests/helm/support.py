@@ -143,6 +143,7 @@ def installed(
     """`helm install --wait` into `namespace`; `helm uninstall` afterwards, whatever happened."""
     rel = Release(release or unique_release(), namespace)
     args = ["install", rel.name, str(CHART), "--namespace", namespace, "--wait", "--timeout", "90s"]
+    args += ["--rollback-on-failure"]  # a failed install leaves no cluster-scoped RBAC behind
     for v in values:
         args += ["--values", str(v)]
     for s in sets:

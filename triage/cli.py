@@ -28,6 +28,7 @@ from judge import Judge
 from policies import PolicyError, load_policy
 from policies.verification import VerificationPolicy
 from tools.k8s_read import KubeReader
+from tools.mutate import MutateRegistry
 from tools.prometheus import PrometheusReader
 from tools.read import ReadRegistry, ReadTools
 from tools.redact import Redactor
@@ -460,6 +461,36 @@ def demo(
     raise typer.Exit(code)
 
 
+def _serve_registry(settings: Settings, api_client: Any) -> MutateRegistry | None:
+    """The mutate registry for changes asked for in Slack, when the policy allows any (writes
+    impersonate the mutator ServiceAccount, through the ledger); None otherwise."""
+    from tools.alertmanager_mutate import AlertmanagerMutator  # noqa: PLC0415
+    from tools.k8s_mutate import KubeMutator, impersonating  # noqa: PLC0415
+    from tools.ledger import KubeLedger  # noqa: PLC0415
+
+    try:
+        policy = load_policy(settings.policy_file).mutations
+    except PolicyError as e:
+        raise _fail(str(e), EXIT_USAGE) from e
+    if not policy.namespaces or not policy.actions:
+        return None
+    m = settings.mutations
+    mutator = impersonating(api_client, m.mutator_service_account)
+    am = (
+        AlertmanagerMutator(m.alertmanager_url, timeout_s=m.timeout_s)
+        if m.alertmanager_url
+        else None
+    )
+    return MutateRegistry(
+        policy,
+        KubeLedger(mutator, namespace=m.ledger_namespace, timeout_s=m.timeout_s),
+        kube=KubeMutator(mutator, timeout_s=m.timeout_s),
+        alertmanager=am,
+        lease_s=m.lease_s,
+        max_attempts=m.max_attempts,
+    )
+
+
 @app.command()
 def serve(
     demo_bundle: Annotated[
@@ -487,6 +518,7 @@ def serve(
     redactor = Redactor(settings.redaction_patterns)
     tools: ReadTools
     store: ReportStore
+    registry: MutateRegistry | None = None
     default_ns = None
     if demo_bundle is not None:
         if demo_bundle not in demo_names():
@@ -505,6 +537,7 @@ def serve(
         live, _ = live_tools(settings, context, prometheus_url)
         tools = live
         store = KubeReportStore(live.kube.api_client, timeout_s=settings.kube.timeout_s)
+        registry = _serve_registry(settings, live.kube.api_client)
     model = _judge_model(settings, redactor)
     backend = Backend(
         tools=tools,
@@ -517,6 +550,7 @@ def serve(
         state=settings.state,
         default_namespace=default_ns,
         channel_namespaces=dict(settings.slack.channel_namespaces),
+        registry=registry,
     )
     try:
         bot = server.build_bot(settings, backend)

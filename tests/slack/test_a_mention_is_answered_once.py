@@ -18,6 +18,7 @@ from tests.slack.support import (
     user_message,
 )
 from tests.support.fake_slack import FakeSlack, SlackCall
+from triage.slack import messages as m
 
 QUESTION = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, find out why"
 
@@ -92,3 +93,49 @@ def test_the_bots_own_message_is_ignored(served, slack_api):
     assert response.status_code == 200
     assert served.bot.inbox.get("Ev0SELF") is None
     assert dict(slack_api.calls) == before
+
+
+def test_a_question_is_answered_in_the_thread_and_progress_is_edited_not_reposted(
+    served, slack_api
+):
+    ts = user_message(slack_api, QUESTION)
+
+    served.deliver(mention("Ev0ASK", QUESTION, ts=ts))
+    row = served.wait_done("Ev0ASK")
+
+    steps = row["steps"]
+    progress = slack_api.message(CHANNEL, steps["progress_ts"])
+    answer = slack_api.message(CHANNEL, steps["answer0_ts"])
+    assert progress is not None
+    assert answer is not None
+    assert progress["text"] == m.PROGRESS_DONE
+    assert len(_posts(slack_api, ":progress")) == 1
+    assert answer["thread_ts"] == ts
+    assert "DATABASE_URL" in answer["text"]  # the root cause of the recorded incident
+    assert "Verification" in answer["text"]
+
+
+def test_a_channel_outside_the_configured_ones_is_ignored(slack_api, tmp_path):
+    settings = settings_for(slack_api, tmp_path, channels=["C0OTHER"])
+    with BotServer(settings, demo_backend(settings)) as server:
+        ts = user_message(slack_api, QUESTION)
+        response = server.deliver(mention("Ev0ELSEWHERE", QUESTION, ts=ts))
+        assert server.bot.inbox.get("Ev0ELSEWHERE") is None
+
+    assert response.status_code == 200
+    assert slack_api.calls["chat.postMessage"] == 0
+
+
+def test_when_slack_keeps_refusing_the_user_is_told_after_the_last_try(slack_api, tmp_path):
+    settings = settings_for(slack_api, tmp_path, max_attempts=2)
+    with BotServer(settings, demo_backend(settings)) as server:
+        ts = user_message(slack_api, QUESTION)
+        slack_api.inject("chat.postMessage", error="msg_too_long", times=2)
+        server.deliver(mention("Ev0REFUSED", QUESTION, ts=ts))
+        row = server.wait_done("Ev0REFUSED", timeout=30)
+
+    assert row["state"] == "failed"
+    assert row["attempts"] == 2
+    told = slack_api.message(CHANNEL, row["steps"]["gave_up_ts"])
+    assert told is not None
+    assert "Mention me again" in told["text"]

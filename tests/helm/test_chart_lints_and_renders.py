@@ -54,7 +54,7 @@ def test_every_ci_values_file_renders_a_hardened_agent(helm: Helm, values: Path)
     # Credentials come from an existing Secret by reference, never as literal values.
     for env in container["env"]:
         assert "value" in env or "valueFrom" in env
-        if "SLACK" in env["name"] or "DSN" in env["name"]:
+        if env["name"].endswith(("_TOKEN", "_SECRET", "_DSN", "_API_KEY")):
             assert "secretKeyRef" in env["valueFrom"]
     # Objects other than the mutator's per-namespace bindings stay in the release namespace.
     for doc in docs:

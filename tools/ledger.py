@@ -216,7 +216,10 @@ def to_resource(op: Operation, namespace: str) -> Json:
     metadata: Json = {
         "name": op.id,
         "namespace": namespace,
-        "labels": {f"{GROUP}/action": op.action.replace("_", "-")},
+        "labels": {
+            f"{GROUP}/action": op.action.replace("_", "-"),
+            f"{GROUP}/target-namespace": op.target.namespace,
+        },
     }
     if op.version:
         metadata["resourceVersion"] = op.version
@@ -385,16 +388,27 @@ class KubeLedger:
         )
         return from_resource(stored)
 
-    def list(self) -> list[Operation]:
-        data = self._call.json(
-            self._api.list_namespaced_custom_object,
-            GROUP,
-            VERSION,
-            self.namespace,
-            PLURAL,
-            limit=1000,
-        )
-        ops = [from_resource(i) for i in data.get("items") or []]
+    def list(self, *, max_items: int = 10_000) -> list[Operation]:
+        """Every record (paginated, at most `max_items`), oldest first."""
+        items: list[Json] = []
+        cont: str | None = None
+        while len(items) < max_items:
+            kw: Json = {"limit": 500}
+            if cont:
+                kw["_continue"] = cont
+            data = self._call.json(
+                self._api.list_namespaced_custom_object,
+                GROUP,
+                VERSION,
+                self.namespace,
+                PLURAL,
+                **kw,
+            )
+            items.extend(data.get("items") or [])
+            cont = (data.get("metadata") or {}).get("continue")
+            if not cont:
+                break
+        ops = [from_resource(i) for i in items[:max_items]]
         return sorted(ops, key=lambda o: o.created_at)
 
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.mutations.cluster import LEDGER_NS, make_agent
+from tests.mutations.cluster import LEDGER_NS, forget_operations, make_agent
 from tools.errors import Conflict, NotFound
 from tools.ledger import (
     Approval,
@@ -28,6 +28,7 @@ from tools.ledger import (
 )
 
 UNTIL = datetime(2030, 1, 1, tzinfo=UTC)
+TARGET_NS = "conformance"  # records only: nothing is changed there
 
 
 @pytest.fixture(params=["memory", pytest.param("kube", marks=pytest.mark.cluster)])
@@ -35,13 +36,15 @@ def ledger(request):
     if request.param == "memory":
         yield MemoryLedger()
         return
-    agent = make_agent(request.getfixturevalue("ledger_cluster"))
+    cp = request.getfixturevalue("ledger_cluster")
+    agent = make_agent(cp)
     yield KubeLedger(agent.mutator, namespace=LEDGER_NS, timeout_s=5)
     agent.close()
+    forget_operations(cp, TARGET_NS)
 
 
 def _op(**kw) -> Operation:
-    target = Target(kind="Deployment", namespace="shop", name="checkout-api")
+    target = Target(kind="Deployment", namespace=TARGET_NS, name="checkout-api")
     args = {"replicas": 4}
     run = f"conformance:{uuid.uuid4().hex}"
     base = {

@@ -180,11 +180,24 @@ def ledger_cluster(control_plane: ControlPlane) -> ControlPlane:
     return control_plane
 
 
+def forget_operations(cp: ControlPlane, namespace: str) -> None:
+    """Delete the ledger records of changes made in `namespace` (test hygiene only)."""
+    with cp.api_client() as api:
+        client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
+            "triage.dev",
+            "v1alpha1",
+            LEDGER_NS,
+            "operations",
+            label_selector=f"triage.dev/target-namespace={namespace}",
+        )
+
+
 @pytest.fixture
-def target_ns(ledger_cluster: ControlPlane, namespace: str) -> str:
-    """A fresh namespace the mutator may change."""
+def target_ns(ledger_cluster: ControlPlane, namespace: str):
+    """A fresh namespace the mutator may change; its ledger records go with it."""
     bind_mutator(ledger_cluster, namespace)
-    return namespace
+    yield namespace
+    forget_operations(ledger_cluster, namespace)
 
 
 @pytest.fixture

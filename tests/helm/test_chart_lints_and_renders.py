@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from policies import DEFAULT_POLICY, SCHEMA_PATH, load_policy
 from tests.helm.support import CHART, CI_VALUES, Helm, HelmError
 from tests.helm.sync_policy_schema import embedded
+from triage.settings import Settings
 
 
 def _kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -294,3 +296,35 @@ def test_the_agent_may_impersonate_the_mutator_by_name_only(helm: Helm) -> None:
     ]
     other = [d for d in docs if d is not role and "impersonate" in json.dumps(d.get("rules"))]
     assert other == []
+
+
+# Set by the chart for settings that do not exist yet (the Postgres checkpointer).
+_NOT_YET_SETTINGS = {"TRIAGE_STATE__POSTGRES_DSN"}
+
+
+def _setting_exists(model: type[BaseModel], parts: list[str]) -> bool:
+    field = model.model_fields.get(parts[0])
+    if field is None:
+        return False
+    if len(parts) == 1:
+        return True
+    inner = field.annotation
+    return (
+        isinstance(inner, type)
+        and issubclass(inner, BaseModel)
+        and _setting_exists(inner, parts[1:])
+    )
+
+
+@pytest.mark.parametrize("values", CI_VALUES, ids=lambda v: v.name)
+def test_every_triage_variable_the_deployment_sets_is_a_setting(helm: Helm, values: Path) -> None:
+    dep = _one(helm.template(values), "Deployment")
+    names = [e["name"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]]
+    unknown = [
+        n
+        for n in names
+        if n.startswith("TRIAGE_")
+        and n not in _NOT_YET_SETTINGS
+        and not _setting_exists(Settings, n.removeprefix("TRIAGE_").lower().split("__"))
+    ]
+    assert unknown == []

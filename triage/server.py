@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
@@ -167,31 +168,32 @@ def starlette_app(bot: Bot) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await bot.start()
-        socket_mode = None
-        if bot.settings.slack.app_token is not None:
-            from slack_bolt.adapter.socket_mode.async_handler import (  # noqa: PLC0415
-                AsyncSocketModeHandler,
-            )
-
-            socket_mode = AsyncSocketModeHandler(
-                bot.app, bot.settings.slack.app_token.get_secret_value()
-            )
-            await socket_mode.connect_async()  # type: ignore[no-untyped-call]
+        handler = socket_mode(bot) if bot.settings.slack.app_token is not None else None
+        if handler is not None:
+            await handler.connect_async()  # type: ignore[no-untyped-call]
         try:
             yield
         finally:
-            if socket_mode is not None:
-                await socket_mode.close_async()  # type: ignore[no-untyped-call]
+            if handler is not None:
+                await handler.close_async()  # type: ignore[no-untyped-call]
             await bot.stop()
 
-    return Starlette(
-        routes=[
-            Route(EVENTS_PATH, events, methods=["POST"]),
-            Route("/healthz", healthz, methods=["GET"]),
-            Route("/metrics", metrics, methods=["GET"]),
-        ],
-        lifespan=lifespan,
-    )
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+    ]
+    if verifier is not None:  # Socket Mode alone: no HTTP endpoint for events at all
+        routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def socket_mode(bot: Bot) -> AsyncSocketModeHandler:
+    """Socket Mode: Slack sends the same events over a websocket the bot opens (no public
+    endpoint). Each envelope goes through the same bolt app, so it is stored before its ack
+    and de-duplicated by event_id exactly as over HTTP."""
+    token = bot.settings.slack.app_token
+    assert token is not None
+    return AsyncSocketModeHandler(bot.app, token.get_secret_value())
 
 
 def serve(bot: Bot, host: str, port: int) -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README, and .ci/run calls exactly this). On a fresh machine it installs what
 # the tests need — the Python environment, Debian's Prometheus and Alertmanager, the Go-built
-# control plane (kube-apiserver, controller-manager, scheduler, kwok) — then runs the linters,
+# control plane (kube-apiserver, controller-manager, scheduler, kwok) and the helm CLI — then
+# runs the linters,
 # the type checker, the import contracts and the whole test suite. Everything it builds is
 # cached (.venv, pip's cache, tests/controlplane/bin, Go's build cache), so a warm run is quick.
 # Extra arguments go to pytest (e.g. `bash tests/run.sh -m "not cluster"`).
@@ -22,6 +23,9 @@ bash tests/support/install_debs.sh
 
 step "test control plane (go build, cached)"
 bash tests/controlplane/build.sh
+
+step "helm CLI (go install, cached)"
+bash tests/helm/build_helm.sh
 
 step "ruff"
 .venv/bin/ruff check .

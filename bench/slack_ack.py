@@ -22,7 +22,7 @@ import httpx
 
 from tests.slack.support import BotServer, demo_backend, mention, settings_for, sign
 from tests.support.fake_slack import FakeSlack
-from triage.slack.inbox import Kind
+from triage.slack.inbox import Kind, State
 
 QUESTION = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, find out why"
 
@@ -52,6 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--mentions", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--drain-s", type=float, default=600, help="wait this long for answers")
     args = parser.parse_args()
     logging.getLogger("triage.slack").setLevel(logging.ERROR)  # no 👀 targets in this bench
     slack = FakeSlack().start()
@@ -60,9 +61,16 @@ def main() -> None:
             settings = settings_for(slack, Path(tmp))
             with BotServer(settings, demo_backend(settings)) as server:
                 latencies: list[float] = []
+                started = time.perf_counter()
                 for r in range(args.rounds):
                     latencies += asyncio.run(_burst(server.url, r, args.mentions))
                 stored = len(server.bot.inbox.ids(Kind.MENTION))
+                deadline = time.monotonic() + args.drain_s
+                while server.bot.inbox.count(State.QUEUED) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                drained = time.perf_counter() - started
+                answered = server.bot.inbox.count(State.DONE)
+                failed = server.bot.inbox.count(State.FAILED)
     finally:
         slack.stop()
     ms = [v * 1000 for v in latencies]
@@ -71,6 +79,10 @@ def main() -> None:
     print(f"  p99 {_pct(ms, 0.99):7.1f} ms")
     print(f"  max {max(ms):7.1f} ms   mean {statistics.fmean(ms):7.1f} ms   (Slack allows 3000 ms)")
     print(f"  stored before ack: {stored}/{len(ms)}")
+    print(
+        f"answered {answered}/{len(ms)} (failed {failed}) in {drained:.1f} s with "
+        f"{settings.slack.workers} workers: each a replayed investigation, judged, ticket edited"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ from triage.loop import CheckedRun
 from triage.slack import blocks
 from triage.slack import messages as m
 from triage.slack.blocks import TicketView
-from triage.slack.inbox import Claimed
+from triage.slack.inbox import Claimed, Inbound
 from triage.slack.ticket import Messages
 
 if TYPE_CHECKING:
@@ -108,53 +109,69 @@ async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
         await tell(m.cannot_decide("this request", "the button carried no operation"))
         return
     lock = _LOCKS.setdefault(op_id, asyncio.Lock())
-    async with lock:
-        op = await asyncio.to_thread(registry.ledger.get, op_id)
-        if op is None:
-            await tell(m.cannot_decide(op_id, "no such operation"))
-            return
-        if op.phase is not Phase.AWAITING_APPROVAL:
-            await tell(m.already_decided(op_id, op.phase.value))
-            return
-        age = registry.clock() - op.created_at
-        if age > timedelta(seconds=registry.policy.approval_ttl_s):
-            await tell(m.approval_expired(op_id))
-            return
-        if op.args_digest != digest:
-            await tell(m.stale_button(op_id))
-            return
-        action = MutationAction(op.action)
-        approvers = registry.policy.approvers_for(action)
-        if inbound.user not in approvers:
-            await tell(m.not_an_approver(op.action, approvers))
-            return
-        approve = inbound.data.get("action_id") == blocks.ACTION_APPROVE
-        try:
-            if approve:
-                await asyncio.to_thread(
-                    approvals.approve, registry.ledger, registry.policy, op_id, inbound.user
-                )
-            else:
-                await asyncio.to_thread(
-                    approvals.refuse, registry.ledger, registry.policy, op_id, inbound.user
-                )
-        except ValueError as e:
-            await tell(m.cannot_decide(op_id, str(e)))
-            return
-        except ToolError as e:  # someone moved it first (409), or the ledger is unreachable
-            current = await asyncio.to_thread(registry.ledger.get, op_id)
-            phase = current.phase.value if current else "gone"
-            await tell(
-                m.already_decided(op_id, phase) if current else m.cannot_decide(op_id, str(e))
+    try:
+        async with lock:
+            await _decide(worker, inbound, op_id, digest, tell, messages)
+    finally:
+        if not lock.locked():
+            _LOCKS.pop(op_id, None)
+
+
+async def _decide(
+    worker: Worker,
+    inbound: Inbound,
+    op_id: str,
+    digest: str,
+    tell: Callable[[str], Awaitable[None]],
+    messages: Messages,
+) -> None:
+    registry = worker.backend.registry
+    slack = worker.slack
+    assert registry is not None
+    op = await asyncio.to_thread(registry.ledger.get, op_id)
+    if op is None:
+        await tell(m.cannot_decide(op_id, "no such operation"))
+        return
+    if op.phase is not Phase.AWAITING_APPROVAL:
+        await tell(m.already_decided(op_id, op.phase.value))
+        return
+    age = registry.clock() - op.created_at
+    if age > timedelta(seconds=registry.policy.approval_ttl_s):
+        await tell(m.approval_expired(op_id))
+        return
+    if op.args_digest != digest:
+        await tell(m.stale_button(op_id))
+        return
+    action = MutationAction(op.action)
+    approvers = registry.policy.approvers_for(action)
+    if inbound.user not in approvers:
+        await tell(m.not_an_approver(op.action, approvers))
+        return
+    approve = inbound.data.get("action_id") == blocks.ACTION_APPROVE
+    try:
+        if approve:
+            await asyncio.to_thread(
+                approvals.approve, registry.ledger, registry.policy, op_id, inbound.user
             )
-            return
-        if not approve:
-            text, card = _card(op, worker, decided=m.refused_by(inbound.user, op_id))
-            await slack.update(inbound.channel, inbound.ts, text, blocks=card)
-            return
-        # Only the click that recorded the approval applies it; once, through the ledger.
-        text, card = _card(op, worker, decided=m.approved_by(inbound.user, op_id))
+        else:
+            await asyncio.to_thread(
+                approvals.refuse, registry.ledger, registry.policy, op_id, inbound.user
+            )
+    except ValueError as e:
+        await tell(m.cannot_decide(op_id, str(e)))
+        return
+    except ToolError as e:  # someone moved it first (409), or the ledger is unreachable
+        current = await asyncio.to_thread(registry.ledger.get, op_id)
+        phase = current.phase.value if current else "gone"
+        await tell(m.already_decided(op_id, phase) if current else m.cannot_decide(op_id, str(e)))
+        return
+    if not approve:
+        text, card = _card(op, worker, decided=m.refused_by(inbound.user, op_id))
         await slack.update(inbound.channel, inbound.ts, text, blocks=card)
-        outcome = await asyncio.to_thread(registry.resume, op_id)
-        phase = outcome.phase.value if outcome.phase else "unknown"
-        await messages.once(f"applied-{op_id}", m.applied(op_id, phase, outcome.result.excerpt))
+        return
+    # Only the click that recorded the approval applies it; once, through the ledger.
+    text, card = _card(op, worker, decided=m.approved_by(inbound.user, op_id))
+    await slack.update(inbound.channel, inbound.ts, text, blocks=card)
+    outcome = await asyncio.to_thread(registry.resume, op_id)
+    phase = outcome.phase.value if outcome.phase else "unknown"
+    await messages.once(f"applied-{op_id}", m.applied(op_id, phase, outcome.result.excerpt))

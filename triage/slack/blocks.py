@@ -59,6 +59,7 @@ class TicketView:
     missing: list[str] = field(default_factory=list)
     nonexistent: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
+    no_report: str = m.NO_REPORT  # what the Report line says when there is none
 
     def text(self) -> str:
         """The plain-text fallback (notifications, screen readers) carries the outcome too."""
@@ -85,7 +86,7 @@ class TicketView:
             text = f"*{m.LABEL_ROOT_CAUSE}:* {self.root_cause}"
             out.append(SectionBlock(text=MarkdownTextObject(text=_clip(text, SECTION_CHARS))))
         if self.outcome:
-            report = m.report_line(*self.report) if self.report else m.NO_REPORT
+            report = m.report_line(*self.report) if self.report else self.no_report
             out.append(SectionBlock(text=MarkdownTextObject(text=f"*{m.LABEL_REPORT}:* {report}")))
         notes = []
         if self.missing:

@@ -67,6 +67,9 @@ LABEL_LINKS = "Links"
 LINK_REQUEST = "the request"
 LABEL_CHANGES = "Changes"
 NO_REPORT = "none written (the request asked for an answer, not a report)"
+REPORT_NOT_WRITTEN = (
+    "not written to the cluster (see the answer below for why); ask again once it is reachable"
+)
 
 OUTCOME_WORDS = {
     "verified": "Verified: the checker confirmed the answer against the evidence.",

@@ -31,7 +31,7 @@ from triage import intake, render
 from triage.budget import Budget
 from triage.graph import RunResult, build_graph, checkpointer_for
 from triage.loop import CheckedRun, run_checked
-from triage.models import RequestKind
+from triage.models import Deliverable, RequestKind
 from triage.planner import Planner, TakesFeedback
 from triage.report import ReportStore, root_cause_line
 from triage.settings import GraphSettings, SlackSettings, StateSettings
@@ -370,6 +370,8 @@ class Worker:
             view.root_cause = root_cause_line(draft)
         if checked.report is not None:
             view.report = (checked.report.namespace, checked.report.name)
+        elif Deliverable.RCA in checked.best.goal.deliverables:
+            view.no_report = m.REPORT_NOT_WRITTEN
         if checked.verdict is not None:
             view.missing = list(checked.verdict.missing)
             view.nonexistent = list(checked.verdict.nonexistent)

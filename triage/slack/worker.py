@@ -206,6 +206,7 @@ class Worker:
     async def run(self) -> None:
         while not self._stopping:
             await self._slots.acquire()
+            self._wake.clear()  # a kick from now on is seen by the wait below
             try:
                 claimed = await asyncio.to_thread(
                     self.inbox.claim, self.holder, lease_s=self.settings.lease_s
@@ -217,7 +218,6 @@ class Worker:
                 continue
             if claimed is None:
                 self._slots.release()
-                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), POLL_S)
                 continue
@@ -248,6 +248,10 @@ class Worker:
             else:
                 await self.mention(claimed, messages)
         except asyncio.CancelledError:
+            # Shutting down: hand the request straight back so a restart or another replica
+            # carries on now instead of after the lease (its steps say where it was).
+            with contextlib.suppress(Exception):
+                self.inbox.release(claimed, retry_in_s=0)
             raise
         except Exception as e:  # a worker must survive anything one request does; recorded
             log.exception("request %s failed (attempt %d)", claimed.inbound.id, claimed.attempts)
@@ -293,10 +297,12 @@ class Worker:
         if not words:
             await messages.once("reply", m.EMPTY_MENTION)
             return
-        namespace = self.backend.channel_namespaces.get(inbound.channel) or (
-            self.backend.default_namespace
-        )
-        goal = intake.parse(words, now=float(inbound.ts), namespace=namespace)
+        goal = intake.parse(words, now=float(inbound.ts))
+        if goal.scope.namespace is None:  # the user's words win; then the channel's default
+            fallback = self.backend.channel_namespaces.get(inbound.channel)
+            goal = intake.parse(
+                words, now=float(inbound.ts), namespace=fallback or self.backend.default_namespace
+            )
         if goal.kind is RequestKind.CASUAL:
             await messages.once("reply", m.CASUAL_REPLY)
             return

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -293,6 +293,12 @@ class SlackSettings(BaseModel):
     )
     host: str = Field(default="0.0.0.0", description="Address `triage serve` listens on.")  # noqa: S104
     port: int = Field(default=3000, ge=1, le=65535, description="Port `triage serve` listens on.")
+
+    @field_validator("bot_token", "signing_secret", "app_token", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """An empty variable (an optional Secret key that is absent) means "not configured"."""
+        return None if isinstance(value, str) and not value.strip() else value
 
 
 class Settings(BaseSettings):

@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from triage.settings import SlackSettings
 from triage.slack import metrics
 from triage.slack.blocks import ACTION_APPROVE, ACTION_REFUSE
-from triage.slack.client import SlackError
+from triage.slack.client import SlackError, rate_limit_handlers
 from triage.slack.inbox import Inbound, Inbox, Kind
 
 log = logging.getLogger("triage.slack")
@@ -82,7 +82,12 @@ def build_app(
 
     app = AsyncApp(
         signing_secret=secret,
-        client=AsyncWebClient(base_url=base_url or settings.api_base_url, timeout=10),
+        # bolt's own client (Socket Mode's apps.connections.open); tokens come per request
+        client=AsyncWebClient(
+            base_url=base_url or settings.api_base_url,
+            timeout=max(1, round(settings.api_timeout_s)),
+            retry_handlers=rate_limit_handlers(settings),
+        ),
         authorize=authorize,
         process_before_response=True,
         request_verification_enabled=True,

@@ -63,19 +63,21 @@ class BoundedRateLimitHandler(AsyncRateLimitErrorRetryHandler):
         return True
 
 
+def rate_limit_handlers(settings: SlackSettings) -> list[AsyncRetryHandler]:
+    """The only retries a Web API call gets: 429s, after their Retry-After, bounded."""
+    if not settings.max_rate_limit_retries:
+        return []
+    return [BoundedRateLimitHandler(settings.max_rate_limit_retries, settings.max_retry_after_s)]
+
+
 def web_client(settings: SlackSettings) -> AsyncWebClient:
     """The bot's client: its token, the configured base URL, a timeout, bounded 429 retries."""
     token = settings.bot_token.get_secret_value() if settings.bot_token else None
-    handlers: list[AsyncRetryHandler] = []
-    if settings.max_rate_limit_retries:
-        handlers.append(
-            BoundedRateLimitHandler(settings.max_rate_limit_retries, settings.max_retry_after_s)
-        )
     return AsyncWebClient(
         token=token,
         base_url=settings.api_base_url,
         timeout=max(1, round(settings.api_timeout_s)),
-        retry_handlers=handlers,
+        retry_handlers=rate_limit_handlers(settings),
     )
 
 

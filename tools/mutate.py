@@ -374,7 +374,7 @@ class MutateRegistry:
                 message=f"approved by {op.approval.approver}",
             )
             try:
-                stored = self.ledger.update(taken)
+                stored = self._cas(taken)
             except Conflict:
                 return self._elsewhere(op)
             except ToolError as e:
@@ -384,7 +384,7 @@ class MutateRegistry:
         if op.holder is not None and op.holder.id != self.holder_id and op.holder.until > now:
             return self._elsewhere(op)
         try:
-            stored = self.ledger.update(op.moved(holder=self._hold()))
+            stored = self._cas(op.moved(holder=self._hold()))
         except Conflict:
             return self._elsewhere(op)
         except ToolError as e:
@@ -413,7 +413,7 @@ class MutateRegistry:
             )
         try:
             # Fence: renew our hold and count the attempt. If someone took over, stop here.
-            op = self.ledger.update(
+            op = self._cas(
                 op.moved(phase=Phase.PENDING, holder=self._hold(), attempts=op.attempts + 1)
             )
         except Conflict:
@@ -435,7 +435,7 @@ class MutateRegistry:
 
     def _mark_unknown(self, op: Operation, e: ToolError) -> Operation:
         try:
-            return self.ledger.update(
+            return self._cas(
                 op.moved(phase=Phase.UNKNOWN, message=truncate(f"answer lost: {e}", 200))
             )
         except ToolError:
@@ -514,25 +514,19 @@ class MutateRegistry:
             inverse=inverse,
             holder=None,
         )
-        for _ in range(2):
-            try:
-                stored = self.ledger.update(done)
-                if phase is Phase.SUCCEEDED:
-                    self._link_undo(stored)
-                return Outcome(_result(stored), stored)
-            except Conflict:
-                current = self.ledger.get(op.id)
-                if current is None or current.phase.terminal:
-                    return Outcome(_result(current or done), current or done)
-                return self._elsewhere(current)
-            except LOST:
-                current = self.ledger.get(op.id) if self._ledger_ok() else None
-                if current is not None and current.phase is phase:
-                    return Outcome(_result(current), current)
-                if current is not None:
-                    done = done.model_copy(update={"version": current.version})
-            except ToolError:
-                break
+        try:
+            stored = self._cas(done)
+        except Conflict:
+            current = self.ledger.get(op.id)
+            if current is None or current.phase.terminal:
+                return Outcome(_result(current or done), current or done)
+            return self._elsewhere(current)
+        except ToolError:
+            pass
+        else:
+            if phase is Phase.SUCCEEDED:
+                self._link_undo(stored)
+            return Outcome(_result(stored), stored)
         msg = (
             f"{op.id}: {message}, but the ledger could not be updated ({phase} not recorded). "
             f"Nothing will be written again before the target is read: run "
@@ -540,12 +534,30 @@ class MutateRegistry:
         )
         return Outcome(_error(f"mutate.{op.action}", op.args, msg, ErrorKind.BACKEND), op)
 
-    def _ledger_ok(self) -> bool:
-        try:
-            self.ledger.list()
-        except ToolError:
-            return False
-        return True
+    def _cas(self, op: Operation) -> Operation:
+        """`ledger.update`, surviving our own lost answers.
+
+        An update whose answer was lost may have landed: the record then moved on and the
+        retry gets a conflict. If we still hold the record (or just finished it), the move was
+        ours, so ours goes on top of it; anyone else's move is theirs (`Conflict`).
+        """
+        last: ToolError | None = None
+        for _ in range(3):
+            try:
+                return self.ledger.update(op)
+            except (Conflict, *LOST) as e:
+                last = e
+            current = self.ledger.get(op.id)
+            if current is None:
+                raise NotFound(f"operation {op.id} is gone from the ledger", http_status=404)
+            ours = current.holder is not None and current.holder.id == self.holder_id
+            if current.phase is op.phase and op.phase.terminal and current.holder is None:
+                return current  # our own final update landed
+            if not ours:
+                raise Conflict(f"operation {op.id} is held by someone else", http_status=409)
+            op = op.model_copy(update={"version": current.version})
+        assert last is not None
+        raise last
 
 
 def _refused(tool: str, args: Json, message: str) -> ToolResult:

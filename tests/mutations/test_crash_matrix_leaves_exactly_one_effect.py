@@ -24,7 +24,7 @@ from tests.mutations.rig import (
     action_params,
     crash_faults,
 )
-from tests.mutations.wire import Wire, landed, read_log
+from tests.mutations.wire import Fault, Wire, landed, read_log
 from tools.ledger import Phase
 
 pytestmark = pytest.mark.cluster
@@ -76,3 +76,19 @@ def test_a_killed_agent_resumed_by_another_gives_one_effect(rig, action, point, 
     log = read_log(str(tmp_path / "killed.log")) + wire.log
     assert landed(log, *case.write) == 1, log
     case.check(resumed.operation)
+
+
+@pytest.mark.parametrize("what", ["timeout_response", "error_503_before", "error_503_after"])
+@pytest.mark.parametrize("action", action_params(ACTIONS))
+def test_a_timeout_or_5xx_on_the_write_is_checked_before_any_retry(rig, action, what):
+    case = rig.case(action)
+    wire = Wire()
+    method, path = case.write
+    wire.arm(Fault(method, path, what))
+    outcome = rig.registry(wire).submit(case.request)
+
+    assert wire.faults[0].hits == 1
+    assert outcome.phase is Phase.SUCCEEDED, outcome.result.excerpt
+    assert wire.landed(*case.write) == 1, wire.log
+    case.check(outcome.operation)
+    assert outcome.operation.attempts == (2 if what == "error_503_before" else 1)

@@ -2,8 +2,10 @@
 
 Each trial asks for one change and then lets the wire misbehave at random: the claim, the fence
 before the write, the write itself and the ledger update after it may lose their request or
-their answer, one or more times; the agent either keeps going or "crashes" (it is abandoned and
-another agent, with a new holder ID and a clock past the first one's claim, takes over). The
+their answer (the write may also time out or get a 503 before or after the server acted), one
+or more times; in half the trials the agent also dies at one of the crash matrix's
+points (before the claim, before or after the write, before the ledger update) and another
+agent, with a new holder ID and a clock past the first one's claim, takes over. The
 trial ends when the operation reaches a final phase. No trial may see two accepted writes. A
 Succeeded trial has its effect in the cluster and exactly one accepted write; the only other
 acceptable end is Failed after the bounded attempts ran out, with no write accepted.
@@ -27,13 +29,20 @@ from tests.mutations.cluster import (
     wait_until,
 )
 from tests.mutations.rig import LEASE_S, OPS, Rig, silences_for
-from tests.mutations.wire import Fault, Wire
+from tests.mutations.wire import AgentCrashed, Fault, Wire
 from tools.k8s_mutate import RESTART_STAMP, STAMP
 from tools.ledger import Phase, Target
 
 pytestmark = [pytest.mark.cluster, pytest.mark.prometheus]
 
 TRIALS = 120
+WRITE_FAULTS = [
+    "drop_request",
+    "drop_response",
+    "timeout_response",
+    "error_503_before",
+    "error_503_after",
+]
 SEED = 20261129
 
 
@@ -43,9 +52,7 @@ def _faults(rnd: random.Random, write: tuple[str, str]) -> list[Fault]:
     menu = [
         lambda: Fault("POST", rf"{OPS}$", rnd.choice(["drop_request", "drop_response"])),
         lambda: Fault("PUT", op_path, rnd.choice(["drop_request", "drop_response"])),
-        lambda: Fault(
-            method, path, rnd.choice(["drop_request", "drop_response"]), times=rnd.randint(1, 2)
-        ),
+        lambda: Fault(method, path, rnd.choice(WRITE_FAULTS), times=rnd.randint(1, 2)),
         lambda: Fault(
             "PUT",
             op_path,
@@ -54,7 +61,19 @@ def _faults(rnd: random.Random, write: tuple[str, str]) -> list[Fault]:
             times=rnd.randint(1, 3),
         ),
     ]
-    return [f() for f in rnd.sample(menu, rnd.randint(0, 3))]
+    faults = [f() for f in rnd.sample(menu, rnd.randint(0, 3))]
+    if rnd.random() < 0.5:  # the agent dies at one of the four points of the crash matrix
+        where = rnd.choice(
+            [
+                ("POST", rf"{OPS}$", 0),
+                (method, path, 0),
+                ("PUT", op_path, 1),
+            ]
+        )
+        faults.insert(
+            0, Fault(where[0], where[1], rnd.choice(["crash_before", "crash_after"]), skip=where[2])
+        )
+    return faults
 
 
 class Targets:
@@ -178,16 +197,23 @@ def test_randomized_faults_and_crashes_never_double_write(
             wire = Wire()
             wire.arm(*_faults(rnd, write))
             registry = rig.registry(wire)
-            outcome = registry.submit(request)
             later = 0.0
-            for _ in range(4):
-                if outcome.phase is not None and outcome.phase.terminal:
-                    break
-                if rnd.random() < 0.5:  # crash: another agent takes over after the claim lapses
+            outcome = None
+            for _ in range(5):
+                try:
+                    outcome = registry.submit(request)
+                except AgentCrashed:
+                    # another agent picks the run up once the dead one's claim has lapsed
                     crashes += 1
                     later += LEASE_S + 1
                     registry = rig.registry(wire, later_s=later)
-                outcome = registry.submit(request)
+                    continue
+                if outcome.phase is not None and outcome.phase.terminal:
+                    break
+                if rnd.random() < 0.5:  # or it gives up, and another agent takes over
+                    later += LEASE_S + 1
+                    registry = rig.registry(wire, later_s=later)
+            assert outcome is not None
             faults_fired += sum(f.hits for f in wire.faults)
             wire.disarm()
             if outcome.phase is None or not outcome.phase.terminal:

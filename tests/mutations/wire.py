@@ -10,6 +10,12 @@ and path and says what happens to it:
   the caller sees a connection error and cannot know that the write landed;
 - `kill_before` / `kill_after`: the whole process is SIGKILLed at that point (only used in
   worker subprocesses);
+- `timeout_response`: the request is sent and acted on, and the client's read times out;
+- `error_503_before` / `error_503_after`: the caller gets a 503 instead of the answer, either
+  without the request reaching the server or after the server acted on it (a 5xx says nothing
+  about whether a write landed);
+- `crash_before` / `crash_after`: the agent stops dead at that point, in-process (see
+  `AgentCrashed`): cheaper than a process kill, so the randomized trials can crash often;
 - `call_before`: run `callback` (e.g. a human's change) just before the request is sent.
 
 Every request is logged with its fate (the HTTP status, or "dropped"); a request whose answer
@@ -19,6 +25,7 @@ set, each entry is also appended to that file at once, so a killed process leave
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -31,7 +38,23 @@ from typing import Any, Literal
 import httpx
 import urllib3
 
-What = Literal["drop_request", "drop_response", "kill_before", "kill_after", "call_before"]
+What = Literal[
+    "drop_request",
+    "drop_response",
+    "timeout_response",
+    "error_503_before",
+    "error_503_after",
+    "kill_before",
+    "kill_after",
+    "crash_before",
+    "crash_after",
+    "call_before",
+]
+
+
+class AgentCrashed(BaseException):
+    """The in-process stand-in for a dead agent: nothing after this point runs (the product
+    catches its own errors, never BaseException), and another agent must pick the run up."""
 
 
 @dataclass
@@ -141,22 +164,56 @@ class FaultyPool:
             fault.callback()
         if what == "kill_before":
             _kill()
+        if what == "crash_before":
+            self.wire.record(method, url, None)
+            raise AgentCrashed(f"{method} {url}")
         if what == "drop_request":
             self.wire.record(method, url, None)
             raise urllib3.exceptions.ProtocolError("injected: connection reset before sending")
+        if what == "error_503_before":
+            self.wire.record(method, url, None)
+            return _unavailable()
         response = self._inner.request(method, url, **kw)
+        if what == "timeout_response":
+            self.wire.record(method, url, response.status, lost=True)
+            _discard(response)
+            raise urllib3.exceptions.ReadTimeoutError(None, url, "injected: read timed out")
+        if what == "error_503_after":
+            self.wire.record(method, url, response.status, lost=True)
+            _discard(response)
+            return _unavailable()
         if what == "kill_after":
             self.wire.record(method, url, response.status, lost=True)
             _kill()
+        if what == "crash_after":
+            self.wire.record(method, url, response.status, lost=True)
+            _discard(response)
+            raise AgentCrashed(f"{method} {url}")
         if what == "drop_response":
             self.wire.record(method, url, response.status, lost=True)
-            response.release_conn()
+            _discard(response)
             raise urllib3.exceptions.ProtocolError("injected: connection reset, answer lost")
         self.wire.record(method, url, response.status)
         return response
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+def _discard(response: Any) -> None:
+    """Read and drop an answer, leaving the pooled connection clean for the next request."""
+    response.drain_conn()
+    response.release_conn()
+
+
+def _unavailable() -> urllib3.HTTPResponse:
+    body = b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":503}'
+    return urllib3.HTTPResponse(
+        body=io.BytesIO(body),
+        status=503,
+        headers={"Content-Type": "application/json"},
+        preload_content=False,
+    )
 
 
 def on_kube(api_client: Any, wire: Wire) -> Wire:
@@ -181,13 +238,34 @@ class FaultyTransport(httpx.BaseTransport):
             fault.callback()
         if what == "kill_before":
             _kill()
+        if what == "crash_before":
+            self.wire.record(method, url, None)
+            raise AgentCrashed(f"{method} {url}")
         if what == "drop_request":
             self.wire.record(method, url, None)
             raise httpx.ConnectError("injected: connection reset before sending", request=request)
+        if what == "error_503_before":
+            self.wire.record(method, url, None)
+            return httpx.Response(503, text="injected: unavailable", request=request)
         response = self._inner.handle_request(request)
+        if what == "timeout_response":
+            self.wire.record(method, url, response.status_code, lost=True)
+            response.read()
+            response.close()
+            raise httpx.ReadTimeout("injected: read timed out", request=request)
+        if what == "error_503_after":
+            self.wire.record(method, url, response.status_code, lost=True)
+            response.read()
+            response.close()
+            return httpx.Response(503, text="injected: unavailable", request=request)
         if what == "kill_after":
             self.wire.record(method, url, response.status_code, lost=True)
             _kill()
+        if what == "crash_after":
+            self.wire.record(method, url, response.status_code, lost=True)
+            response.read()
+            response.close()
+            raise AgentCrashed(f"{method} {url}")
         if what == "drop_response":
             self.wire.record(method, url, response.status_code, lost=True)
             response.read()

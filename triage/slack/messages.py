@@ -42,7 +42,7 @@ def progress_attempt(number: int) -> str:
 
 PROGRESS_SUBMITTED = "Report written to the cluster; the checker is verifying it."
 PROGRESS_JUDGING = "Checking the answer against the evidence."
-PROGRESS_DONE = "Done: the answer is below and the ticket above is up to date."
+PROGRESS_DONE = "Done: the answer is in this thread and the ticket shows the outcome."
 
 
 def gave_up(attempts: int, reason: str) -> str:

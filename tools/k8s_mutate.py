@@ -7,7 +7,8 @@ reader client never carries the header, so a write that slipped into a read path
 the apiserver (403), not by our good intentions.
 
 Every write here is conditional where the API allows it, so a stale plan cannot be forced
-through: JSON Patch `test` operations on `metadata.generation` (restart, rollback) or on
+through: JSON Patch `test` operations on `metadata.generation` (restart, rollback; a
+Deployment's generation moves on any change to its spec or its annotations) or on
 `spec.replicas` (scale, through the scale subresource), and a UID precondition on pod deletion
 or eviction. Each write carries the operation ID (`triage.dev/operation`) as an annotation, so a
 reader can tell afterwards whether it happened. No urllib3 retries: a lost write is reported to

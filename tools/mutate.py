@@ -121,7 +121,6 @@ class MutateRegistry:
         self.max_attempts = max_attempts
         self.clock = clock
         self.holder_id = holder_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self.write_timeout_s = kube.call.timeout_s if kube else 10.0
         self.specs: dict[str, MutationSpec] = {}
         if kube is not None:
             for spec in (RolloutRestart(kube), Scale(kube), Rollback(kube), DeletePod(kube)):
@@ -313,6 +312,23 @@ class MutateRegistry:
                 op,
             )
         inv = op.inverse
+        spec = self.specs.get(op.action)
+        if op.undone_by is None and spec is not None:
+            try:
+                observed = spec.observe(op.target, op.id)
+            except ToolError as e:
+                return Outcome(_error(tool, {"id": op_id}, f"nothing was changed: {e}", e.kind), op)
+            if not spec.still_as_left(op, observed):
+                return Outcome(
+                    _refused(
+                        tool,
+                        {"id": op_id},
+                        f"{op.target} changed after {op_id}; undoing it now would overwrite "
+                        "that change, so nothing was changed. Look with `triage ops show "
+                        f"{op_id}` and change it by hand if you still want to",
+                    ),
+                    op,
+                )
         outcome = self.submit(
             MutationRequest(
                 run=f"undo:{op.id}",

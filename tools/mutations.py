@@ -184,6 +184,10 @@ class MutationSpec(ABC):
     def write(self, op: Operation) -> Json:
         """The one write; returns facts learned from the answer (e.g. a silence ID)."""
 
+    def still_as_left(self, op: Operation, observed: Json | None) -> bool:
+        """The target is as this operation left it (undo would overwrite nothing newer)."""
+        return self.effect_present(op, observed)
+
     def settle(self, op: Operation, observed: Json | None) -> None:  # noqa: B027
         """After success: anything left to record on the target (e.g. a missing stamp)."""
 
@@ -268,6 +272,9 @@ class Scale(_DeploymentSpec):
         )
         return {}
 
+    def still_as_left(self, op: Operation, observed: Json | None) -> bool:
+        return self.effect_present(op, observed)  # the replica count is all an undo touches
+
     def settle(self, op: Operation, observed: Json | None) -> None:
         if observed is not None and km.annotation(observed, km.STAMP) != op.id:
             self.kube.stamp(op.target.namespace, op.target.name, op.id)
@@ -331,6 +338,11 @@ class Rollback(_DeploymentSpec):
             return True
         template = (observed.get("spec") or {}).get("template") or {}
         return canonical(template) == canonical(op.plan["template"])
+
+    def still_as_left(self, op: Operation, observed: Json | None) -> bool:
+        # The stamp outlives later edits; only the template itself says nobody changed it.
+        template = ((observed or {}).get("spec") or {}).get("template") or {}
+        return observed is not None and canonical(template) == canonical(op.plan["template"])
 
     def write(self, op: Operation) -> Json:
         t = op.target

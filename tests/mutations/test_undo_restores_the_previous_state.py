@@ -74,3 +74,17 @@ def test_a_restart_cannot_be_undone_and_says_so(rig):
     refused = registry.undo(done.operation.id)
     assert refused.result.status is ToolStatus.DENIED
     assert "cannot be taken back" in refused.result.excerpt
+
+
+def test_undo_refuses_to_overwrite_a_later_change(rig):
+    case = rig.case("scale")
+    registry = rig.registry()
+    done = registry.submit(case.request)
+    client.AppsV1Api(rig.admin).patch_namespaced_deployment_scale(
+        "web", rig.ns, {"spec": {"replicas": 8}}
+    )
+
+    refused = registry.undo(done.operation.id)
+    assert refused.result.status is ToolStatus.DENIED
+    assert "undoing it now would overwrite that change" in refused.result.excerpt
+    assert _dep(rig).spec.replicas == 8

@@ -22,11 +22,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import urllib3
 from kubernetes import client as k8s
-from kubernetes.client.exceptions import ApiException
 
-from tools.errors import NotFound, TimedOut, Unreachable, error_for_status
+from tools.errors import NotFound
+from tools.k8s_call import call_raw
 
 Json = dict[str, Any]
 
@@ -76,21 +75,7 @@ class KubeCall:
         self.timeout_s = timeout_s
 
     def raw(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
-        what = getattr(fn, "__name__", "kubernetes call")
-        try:
-            resp = fn(*args, _preload_content=False, _request_timeout=self.timeout_s, **kwargs)
-            body: bytes = resp.data
-        except ApiException as e:
-            raise error_for_status(e.status or 0, e.body, what=what) from e
-        except (urllib3.exceptions.TimeoutError, TimeoutError) as e:
-            raise TimedOut(f"{what}: no answer within {self.timeout_s:g}s") from e
-        except urllib3.exceptions.MaxRetryError as e:
-            if isinstance(e.reason, urllib3.exceptions.TimeoutError):
-                raise TimedOut(f"{what}: no answer within {self.timeout_s:g}s") from e
-            raise Unreachable(f"{what}: apiserver unreachable ({e.reason})") from e
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise Unreachable(f"{what}: apiserver unreachable ({e})") from e
-        return body
+        return call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
 
     def json(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Json:
         raw = self.raw(fn, *args, **kwargs)

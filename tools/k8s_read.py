@@ -15,12 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import urllib3
 from kubernetes import client as k8s
-from kubernetes.client.exceptions import ApiException
 
 from tools import k8s_shapes as shapes
-from tools.errors import TimedOut, ToolError, Unreachable, error_for_status
+from tools.errors import ToolError
+from tools.k8s_call import call_raw
 from tools.redact import DEFAULT, Redactor
 from tools.results import ToolResult, ToolStatus, clip, digest
 
@@ -76,21 +75,8 @@ class KubeReader:
 
     def _raw(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
         """One request; raises a ToolError subclass on any failure."""
-        what = getattr(fn, "__name__", "kubernetes call")
         self.stats.requests += 1
-        try:
-            resp = fn(*args, _preload_content=False, _request_timeout=self.timeout_s, **kwargs)
-            body: bytes = resp.data
-        except ApiException as e:
-            raise error_for_status(e.status or 0, e.body, what=what) from e
-        except (urllib3.exceptions.TimeoutError, TimeoutError) as e:
-            raise TimedOut(f"{what}: no answer within {self.timeout_s:g}s") from e
-        except urllib3.exceptions.MaxRetryError as e:
-            if isinstance(e.reason, urllib3.exceptions.TimeoutError):
-                raise TimedOut(f"{what}: no answer within {self.timeout_s:g}s") from e
-            raise Unreachable(f"{what}: apiserver unreachable ({e.reason})") from e
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise Unreachable(f"{what}: apiserver unreachable ({e})") from e
+        body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
         self.stats.bytes += len(body)
         return body
 

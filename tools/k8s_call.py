@@ -1,0 +1,35 @@
+"""One Kubernetes API request, read raw, with its failures mapped onto the one error tree.
+
+Shared by the read and the mutate side so both tell a refusal, a timeout and an unreachable
+apiserver apart the same way — which is what lets the ledger treat a lost answer (timeout,
+reset) as "outcome unknown" rather than "failed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import urllib3
+from kubernetes.client.exceptions import ApiException
+
+from tools.errors import TimedOut, Unreachable, error_for_status
+
+
+def call_raw(fn: Callable[..., Any], *args: Any, timeout_s: float, **kwargs: Any) -> bytes:
+    """Call a generated client method with `_preload_content=False`; return the body bytes."""
+    what = getattr(fn, "__name__", "kubernetes call")
+    try:
+        resp = fn(*args, _preload_content=False, _request_timeout=timeout_s, **kwargs)
+        body: bytes = resp.data
+    except ApiException as e:
+        raise error_for_status(e.status or 0, e.body, what=what) from e
+    except (urllib3.exceptions.TimeoutError, TimeoutError) as e:
+        raise TimedOut(f"{what}: no answer within {timeout_s:g}s") from e
+    except urllib3.exceptions.MaxRetryError as e:
+        if isinstance(e.reason, urllib3.exceptions.TimeoutError):
+            raise TimedOut(f"{what}: no answer within {timeout_s:g}s") from e
+        raise Unreachable(f"{what}: apiserver unreachable ({e.reason})") from e
+    except (urllib3.exceptions.HTTPError, OSError) as e:
+        raise Unreachable(f"{what}: apiserver unreachable ({e})") from e
+    return body

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kubernetes import config as kube_config
-from kubernetes.config.config_exception import ConfigException
 from rich.console import Console
 
 from judge import Judge
@@ -36,7 +34,9 @@ from tools.results import ErrorKind
 from triage import render
 from triage.budget import Budget
 from triage.bundle import Bundle, RecordingTools, ReplayTools, demo_dir, demo_names
+from triage.cli_common import api_client_from, fail, settings_with
 from triage.cli_ops import ops_app
+from triage.cli_reports import reports_app
 from triage.graph import RunResult, run_investigation
 from triage.llm import ModelClient, ModelNotConfigured
 from triage.loop import CheckedRun, Outcome, run_checked
@@ -44,6 +44,7 @@ from triage.planner import Planner, TakesFeedback
 from triage.planner_llm import LLMPlanner
 from triage.planner_rules import RulesPlanner
 from triage.report import KubeReportStore, MemoryReportReads, MemoryReportStore, ReportStore
+from triage.reports import KubeReports, MemoryReports
 from triage.settings import Settings
 
 EXIT_OK = 0
@@ -77,28 +78,14 @@ class Output(StrEnum):
     markdown = "markdown"
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(code)
+_fail = fail
 
 
 def live_tools(
     settings: Settings, context: str | None, prometheus_url: str | None
 ) -> tuple[ReadRegistry, str]:
     """The live read registry from the kubeconfig; raises typer.Exit with a plain message."""
-    kubeconfig = settings.kubeconfig_path()
-    try:
-        api_client = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=str(kubeconfig) if kubeconfig else None,
-            context=context or settings.kube.context,
-            persist_config=False,
-        )
-    except (ConfigException, FileNotFoundError) as e:
-        where = kubeconfig or "~/.kube/config"
-        raise _fail(
-            f"no usable kubeconfig at {where} ({e}). Set KUBECONFIG or pass --kubeconfig.",
-            EXIT_USAGE,
-        ) from e
+    api_client = api_client_from(settings, context)
     redactor = Redactor(settings.redaction_patterns)
     kube = KubeReader(
         api_client,
@@ -337,11 +324,7 @@ PlannerOpt = Annotated[
 ]
 
 
-def _settings(kubeconfig: Path | None) -> Settings:
-    settings = Settings()
-    if kubeconfig is not None:
-        settings.kube.kubeconfig = kubeconfig
-    return settings
+_settings = settings_with
 
 
 @app.command()
@@ -556,10 +539,17 @@ def serve(
         bot = server.build_bot(settings, backend)
     except server.ConfigError as e:
         raise _fail(str(e), EXIT_USAGE) from e
-    server.serve(bot, host or settings.slack.host, port or settings.slack.port)
+    reports = (
+        MemoryReports(store)
+        if isinstance(store, MemoryReportStore)
+        else KubeReports(live.kube.api_client, timeout_s=settings.kube.timeout_s)
+    )
+    server.serve(bot, host or settings.slack.host, port or settings.slack.port, reports)
 
 
 app.add_typer(ops_app, name="ops")
+
+app.add_typer(reports_app, name="reports")
 
 
 def main() -> None:

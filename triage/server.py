@@ -1,5 +1,5 @@
 """`triage serve`: the Slack bot over HTTP (bolt's Starlette adapter) or Socket Mode, plus
-`/healthz` and `/metrics`.
+`/healthz`, `/metrics` and a read-only review page of RCA reports (`/reports`).
 
 Requests that bolt cannot even parse (not UTF-8, not JSON) never reach bolt: they are answered
 here, 401 when the signature does not match and 400 when it does, so a malformed body is never
@@ -27,10 +27,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from tools.errors import ToolError
 from tools.redact import Redactor
+from triage import reports as reports_view
+from triage.reports import ReportReader
 from triage.settings import Settings
 from triage.slack import approvals
 from triage.slack.app import Identity, build_app
@@ -140,7 +143,7 @@ def _signed(verifier: SignatureVerifier, secret: Any, body: bytes, request: Requ
     return verifier.is_valid_request(body, dict(request.headers))
 
 
-def starlette_app(bot: Bot) -> Starlette:
+def starlette_app(bot: Bot, reports: ReportReader | None = None) -> Starlette:
     handler = AsyncSlackRequestHandler(bot.app)
     secret = bot.settings.slack.signing_secret
     verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
@@ -165,6 +168,28 @@ def starlette_app(bot: Bot) -> Starlette:
     async def metrics(_: Request) -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
+    async def report_index(request: Request) -> Response:
+        if reports is None:
+            return PlainTextResponse("no report source configured", status_code=404)
+        namespace = request.query_params.get("namespace") or None
+        try:
+            items = await asyncio.to_thread(reports.list, namespace)
+        except ToolError as e:
+            return PlainTextResponse(f"cannot read RCA reports: {e}", status_code=502)
+        return HTMLResponse(reports_view.html_index(items, namespace))
+
+    async def report_page(request: Request) -> Response:
+        if reports is None:
+            return PlainTextResponse("no report source configured", status_code=404)
+        ns, name = request.path_params["namespace"], request.path_params["name"]
+        try:
+            obj = await asyncio.to_thread(reports.get, ns, name)
+        except ToolError as e:
+            return PlainTextResponse(f"cannot read the RCA report: {e}", status_code=502)
+        if obj is None:
+            return PlainTextResponse(f"no RCA report {ns}/{name}", status_code=404)
+        return HTMLResponse(reports_view.html_report(obj))
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await bot.start()
@@ -181,6 +206,8 @@ def starlette_app(bot: Bot) -> Starlette:
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
+        Route("/reports", report_index, methods=["GET"]),
+        Route("/reports/{namespace}/{name}", report_page, methods=["GET"]),
     ]
     if verifier is not None:  # Socket Mode alone: no HTTP endpoint for events at all
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
@@ -196,11 +223,11 @@ def socket_mode(bot: Bot) -> AsyncSocketModeHandler:
     return AsyncSocketModeHandler(bot.app, token.get_secret_value())
 
 
-def serve(bot: Bot, host: str, port: int) -> None:
+def serve(bot: Bot, host: str, port: int, reports: ReportReader | None = None) -> None:
     import uvicorn  # noqa: PLC0415 (only the server needs it)
 
     config: Any = uvicorn.Config(
-        starlette_app(bot), host=host, port=port, log_level="info", lifespan="on"
+        starlette_app(bot, reports), host=host, port=port, log_level="info", lifespan="on"
     )
     uvicorn.Server(config).run()
 

@@ -134,12 +134,12 @@ def demo_backend(settings: Settings, bundle_name: str = BUNDLE, judge: Any = Non
 class BotServer:
     """`triage serve` in this process: uvicorn on a free port, in a thread."""
 
-    def __init__(self, settings: Settings, backend: Backend) -> None:
+    def __init__(self, settings: Settings, backend: Backend, reports: Any = None) -> None:
         self.settings = settings
         self.bot: Bot = build_bot(settings, backend)
         self.port = free_port()
         config = uvicorn.Config(
-            starlette_app(self.bot),
+            starlette_app(self.bot, reports),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes import client
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
 
 from tests.support.controlplane import ControlPlane
 
@@ -149,10 +151,28 @@ def installed(
     for s in sets:
         args += ["--set", s]
     helm.run(*args, timeout_s=150)
+    if helm.kubeconfig is not None:
+        crds_served(helm.kubeconfig, namespace)
     try:
         yield rel
     finally:
         helm.run("uninstall", rel.name, "--namespace", namespace, "--timeout", "60s")
+
+
+def crds_served(kubeconfig: Path, namespace: str, timeout_s: float = 30.0) -> None:
+    """Wait until the chart's CRDs are served: right after a CRD is created the apiserver
+    answers 429 "storage is (re)initializing" (with Retry-After) for a moment."""
+    api = client.CustomObjectsApi(config.new_client_from_config(config_file=str(kubeconfig)))
+    deadline = time.monotonic() + timeout_s
+    for plural in ("operations", "rcareports"):
+        while True:
+            try:
+                api.list_namespaced_custom_object("triage.dev", "v1alpha1", namespace, plural)
+                break
+            except ApiException as e:
+                if e.status not in (404, 429, 503) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
 
 def ask(

@@ -23,8 +23,6 @@ from typing import Annotated, Any
 
 import typer
 from kubernetes import client as k8s
-from kubernetes import config as kube_config
-from kubernetes.config.config_exception import ConfigException
 from rich.console import Console
 from rich.table import Table
 
@@ -37,7 +35,7 @@ from tools.ledger import KubeLedger, Operation, Phase
 from tools.mutate import MutateRegistry, Outcome
 from tools.results import ErrorKind, ToolStatus
 from triage import approvals
-from triage.settings import Settings
+from triage.cli_common import api_client_from, fail, settings_with
 
 EXIT_OK = 0
 EXIT_NOT_DONE = 1
@@ -66,9 +64,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output."
 IdArg = Annotated[str, typer.Argument(help="Operation ID (see `triage ops list`).")]
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(code)
+_fail = fail
 
 
 class _Session:
@@ -81,22 +77,8 @@ class _Session:
         as_user: str | None,
         policy_file: Path | None,
     ) -> None:
-        self.settings = Settings()
-        if kubeconfig is not None:
-            self.settings.kube.kubeconfig = kubeconfig
-        path = self.settings.kubeconfig_path()
-        try:
-            self.base = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
-                config_file=str(path) if path else None,
-                context=context or self.settings.kube.context,
-                persist_config=False,
-            )
-        except (ConfigException, FileNotFoundError) as e:
-            raise _fail(
-                f"no usable kubeconfig at {path or '~/.kube/config'} ({e}). Set KUBECONFIG or "
-                "pass --kubeconfig.",
-                EXIT_USAGE,
-            ) from e
+        self.settings = settings_with(kubeconfig)
+        self.base = api_client_from(self.settings, context)
         self.me: k8s.ApiClient = self.base
         if as_user:
             cfg = copy.deepcopy(self.base.configuration)

@@ -10,6 +10,7 @@ loop; the tools node has no automatic retry policy (a failed call is evidence, n
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 import uuid
@@ -29,6 +30,8 @@ from langgraph.graph.state import CompiledStateGraph
 
 from tools.mutate import MutateRegistry
 from tools.read import ReadTools
+from tools.redact import DEFAULT
+from tools.results import ErrorKind, ToolResult, ToolStatus, clip
 from triage import approvals, intake
 from triage.models import Evidence, Goal, RCADraft, RequestKind
 from triage.planner import Planner, ToolCall, already_called
@@ -36,6 +39,7 @@ from triage.settings import GraphSettings, StateSettings
 from triage.state import TriageState, draft_of, evidence_of, goal_of
 
 MAX_PARALLEL_CALLS = 4
+log = logging.getLogger("triage.graph")
 
 ProgressFn = Callable[[dict[str, Any]], None]
 
@@ -83,7 +87,7 @@ def build_graph(
         for call in calls:
             write({"tool": call.name, "args": call.args})
         with ThreadPoolExecutor(max_workers=MAX_PARALLEL_CALLS) as pool:
-            results = list(pool.map(lambda c: tools.call(c.name, c.args), calls))
+            results = list(pool.map(lambda c: _call_recorded(tools, c), calls))
         evidence = [
             Evidence.from_result(f"E{first + i}", r, args=c.args)
             for i, (c, r) in enumerate(zip(calls, results, strict=True))
@@ -118,6 +122,25 @@ def build_graph(
         graph.add_edge("approve", "mutate")
         graph.add_edge("mutate", END)
     return graph.compile(checkpointer=checkpointer)
+
+
+def _call_recorded(tools: ReadTools, call: ToolCall) -> ToolResult:
+    """A tool call whose failure, of any kind, becomes evidence instead of ending the run.
+
+    Tools map the failures they know (HTTP statuses, timeouts) themselves; anything else (an
+    unparseable answer, a bug) is recorded here as `error` with its type, and logged.
+    """
+    try:
+        return tools.call(call.name, call.args)
+    except Exception as e:  # recorded as failed evidence: invoked is not succeeded
+        log.warning("tool %s failed unexpectedly: %s", call.name, e, exc_info=True)
+        return ToolResult(
+            tool=call.name,
+            args=call.args,
+            status=ToolStatus.ERROR,
+            excerpt=clip(DEFAULT.text(f"{type(e).__name__}: {e}")),
+            error_kind=ErrorKind.BACKEND,
+        )
 
 
 @contextmanager

@@ -34,7 +34,20 @@ from tools.results import ErrorKind
 from triage import render
 from triage.budget import Budget
 from triage.bundle import Bundle, RecordingTools, ReplayTools, demo_dir, demo_names
-from triage.cli_common import api_client_from, fail, settings_with
+from triage.cli_common import (
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    ContextOpt,
+    KubeconfigOpt,
+    NamespaceOpt,
+    Output,
+    OutputOpt,
+    api_client_from,
+    fail,
+    settings_with,
+)
 from triage.cli_ops import ops_app
 from triage.cli_reports import reports_app
 from triage.graph import RunResult, run_investigation
@@ -47,11 +60,7 @@ from triage.report import KubeReportStore, MemoryReportReads, MemoryReportStore,
 from triage.reports import KubeReports, MemoryReports
 from triage.settings import Settings
 
-EXIT_OK = 0
 EXIT_INCONCLUSIVE = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_NOT_FOUND = 4
 EXIT_REJECTED = 5
 EXIT_BUDGET_EXHAUSTED = 6
 EXIT_EVALUATOR_UNAVAILABLE = 7
@@ -70,12 +79,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-class Output(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
 
 
 _fail = fail
@@ -302,17 +305,9 @@ def _emit(checked: CheckedRun, output: Output, extra: dict[str, Any] | None = No
     return EXIT_OK
 
 
-KubeconfigOpt = Annotated[
-    Path | None, typer.Option("--kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG).")
-]
-NamespaceOpt = Annotated[
-    str | None, typer.Option("--namespace", "-n", help="Namespace to look in.")
-]
-ContextOpt = Annotated[str | None, typer.Option("--context", help="kubeconfig context.")]
 PromOpt = Annotated[
     str | None, typer.Option("--prometheus-url", help="Prometheus base URL (optional).")
 ]
-OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text, json or markdown.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
 PlannerOpt = Annotated[
     PlannerKind | None,

@@ -1,4 +1,5 @@
-"""What every `triage` sub-command shares: one way to fail, one way to reach the cluster.
+"""What every `triage` sub-command shares: one way to fail, one way to reach the cluster,
+the same options.
 
 Exit statuses (see triage/cli.py): 2 usage or configuration, 3 the apiserver is unreachable or
 refused us, 4 the thing named does not exist.
@@ -6,7 +7,9 @@ refused us, 4 the thing named does not exist.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from kubernetes import client as k8s
@@ -16,9 +19,26 @@ from rich.console import Console
 
 from triage.settings import Settings
 
+EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_NOT_FOUND = 4
+
+
+class Output(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+KubeconfigOpt = Annotated[
+    Path | None, typer.Option("--kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG).")
+]
+NamespaceOpt = Annotated[
+    str | None, typer.Option("--namespace", "-n", help="Namespace to look in.")
+]
+ContextOpt = Annotated[str | None, typer.Option("--context", help="kubeconfig context.")]
+OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text, json or markdown.")]
 
 
 def fail(message: str, code: int) -> typer.Exit:

@@ -35,13 +35,19 @@ from tools.ledger import KubeLedger, Operation, Phase
 from tools.mutate import MutateRegistry, Outcome
 from tools.results import ErrorKind, ToolStatus
 from triage import approvals
-from triage.cli_common import api_client_from, fail, settings_with
+from triage.cli_common import (
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    ContextOpt,
+    KubeconfigOpt,
+    api_client_from,
+    fail,
+    settings_with,
+)
 
-EXIT_OK = 0
 EXIT_NOT_DONE = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_NOT_FOUND = 4
 EXIT_REFUSED = 5
 
 ops_app = typer.Typer(
@@ -50,10 +56,6 @@ ops_app = typer.Typer(
     no_args_is_help=True,
 )
 
-KubeconfigOpt = Annotated[
-    Path | None, typer.Option("--kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG).")
-]
-ContextOpt = Annotated[str | None, typer.Option("--context", help="kubeconfig context.")]
 AsOpt = Annotated[
     str | None, typer.Option("--as", help="Act as this user (impersonation, like kubectl --as).")
 ]

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,29 +20,17 @@ from triage.cli_common import (
     EXIT_NOT_FOUND,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
+    ContextOpt,
+    KubeconfigOpt,
+    NamespaceOpt,
+    Output,
+    OutputOpt,
     api_client_from,
     fail,
     settings_with,
 )
 from triage.reports import KubeReports
 from triage.settings import Settings
-
-
-class Output(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-
-
-NamespaceOpt = Annotated[
-    str | None, typer.Option("--namespace", "-n", help="Namespace to look in.")
-]
-ContextOpt = Annotated[str | None, typer.Option("--context", help="kubeconfig context.")]
-KubeconfigOpt = Annotated[
-    Path | None, typer.Option("--kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG).")
-]
-OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text, json or markdown.")]
-
 
 _settings = settings_with
 

@@ -101,7 +101,6 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
         goal=goal,
         facts=facts,
         ns=ns,
-        now=now,
         pods=pods,
         pods_id=pods_id,
         focus=focus_pods(goal, pods, services),

@@ -38,7 +38,6 @@ class Ctx:
     goal: Goal
     facts: Facts
     ns: str
-    now: float
     pods: list[Json]
     pods_id: str | None
     focus: list[Json]
@@ -95,10 +94,6 @@ def parse_ts(value: Any) -> float | None:
 
 def fmt_time(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def owner(pod: Json) -> str:
-    return str((pod.get("owner") or {}).get("name") or pod["name"])
 
 
 def workload_of(pod: Json) -> str:

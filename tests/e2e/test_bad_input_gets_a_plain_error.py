@@ -19,7 +19,8 @@ from tools.k8s_read import KubeReader
 from tools.prometheus import PrometheusReader
 from tools.read import ReadRegistry
 from tools.results import ToolStatus
-from triage.cli import EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE, app
+from triage.cli import app
+from triage.cli_common import EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE
 from triage.graph import run_investigation
 from triage.planner_rules import RulesPlanner
 from triage.settings import GraphSettings, StateSettings

@@ -10,7 +10,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from triage.cli import EXIT_EVALUATOR_UNAVAILABLE, EXIT_OK, EXIT_UNCHECKED, app
+from triage.cli import EXIT_EVALUATOR_UNAVAILABLE, EXIT_UNCHECKED, app
+from triage.cli_common import EXIT_OK
 
 pytestmark = pytest.mark.cluster
 

@@ -15,7 +15,8 @@ from tests.mutations.rig import Rig
 from tests.mutations.wire import Wire
 from tools.ledger import Phase, Target
 from triage.cli import app
-from triage.cli_ops import EXIT_NOT_DONE, EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED
+from triage.cli_common import EXIT_NOT_FOUND, EXIT_OK
+from triage.cli_ops import EXIT_NOT_DONE, EXIT_REFUSED
 
 pytestmark = pytest.mark.cluster
 

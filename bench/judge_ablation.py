@@ -45,28 +45,24 @@ from typing import Any
 
 from kubernetes import client
 
-from judge import Judge
+from policies import Policy
 from policies.verification import VerificationPolicy
-from tests.judge.support import REJECT_LABEL, install_reports, judge_model, worker_model
+from tests.judge.support import REJECT_LABEL, install_reports, model_settings
 from tests.support.controlplane import ControlPlane
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_openai import ToolCall as FakeToolCall
 from tests.support.observability import openmetrics_from_series, start_prometheus
 from tests.support.scenario_format import Scenario, load_scenarios, scenario_series
 from tests.support.scenarios import load_all
-from tools.k8s_read import KubeReader
-from tools.prometheus import PrometheusReader
-from tools.read import ReadRegistry
+from tools.read.kube import KubeReader
+from tools.read.prometheus import PrometheusReader
+from tools.read.registry import ReadRegistry
 from tools.redact import Redactor
 from tools.results import ToolStatus, digest
-from triage.budget import Budget
-from triage.graph import RunResult, run_investigation
-from triage.llm import ModelClient
-from triage.loop import CheckedRun, Outcome, run_checked
-from triage.planner_llm import LLMPlanner
-from triage.planner_rules import RulesPlanner
-from triage.report import KubeReportStore, report_name
-from triage.settings import GraphSettings, StateSettings
+from triage.app import App, Request
+from triage.core.settings import Settings, StateSettings
+from triage.reports.store import KubeReportStore, report_name
+from triage.verification.loop import CheckedRun, Outcome
 
 GROUP, VERSION, PLURAL = "triage.dev", "v1alpha1", "rcareports"
 MODEL = "openai:triage-test-model"
@@ -136,7 +132,7 @@ def words_for(sc: Scenario, fault: str) -> str:
 
 
 def _rca(sc: Scenario, fault: str) -> dict[str, Any]:
-    cls = sc.expect.root_cause_class
+    cls = sc.expect.root_cause_class.value
     if fault == "claim_contradicts":
         cls = "image_pull" if cls == "oom_killed" else "oom_killed"
     cite = "E2" if fault == "claim_error_evidence" else "E1"
@@ -222,59 +218,40 @@ def set_admission(rig: Rig, ns: str, reject: bool) -> None:
 
 
 def one_run(rig: Rig, sc: Scenario, fault: str, judge_on: bool) -> Result:
-    policy = VerificationPolicy.model_validate(
+    """One checked run through the product's composition root (`App.checked_run`), with the
+    fault injected at the wire (the scripted model server) or in the cluster."""
+    verification = VerificationPolicy.model_validate(
         {
             "enabled": judge_on,
             "budget": {"max_tokens": 50 if fault == "budget_too_small" else 200_000},
             "pricing": {MODEL: {"input_per_mtok": 0.4, "output_per_mtok": 1.6}},
         }
     )
-    budget = Budget(policy.budget, policy.pricing)
     words = words_for(sc, fault)
     rig.llm.reset()
     llm_worker = fault in ("section_missing", "claim_error_evidence", "claim_contradicts")
-    worker_client: ModelClient | None = None
+    settings = Settings(state=StateSettings(dir=rig.work, checkpointer="memory"))
     if llm_worker:
-        worker_client = worker_model(rig.llm.base_url, rig.llm.api_key)
-        budget.track("worker", MODEL, worker_client.usage)
-        script_worker(rig.llm, sc, fault, policy.max_attempts)
-    model: ModelClient | None = None
+        settings.worker_model = model_settings(rig.llm.base_url, rig.llm.api_key, attempts=1)
+        script_worker(rig.llm, sc, fault, verification.max_attempts)
     if fault in ("judge_model_down", "budget_too_small"):
-        model = judge_model(rig.llm.base_url, rig.llm.api_key)
-        budget.track("judge", MODEL, model.usage)
+        settings.judge_model = model_settings(rig.llm.base_url, rig.llm.api_key)
         if fault == "judge_model_down":
             rig.llm.fail(500, times=10)
-    tools = rig.tools()
-    worker_tools = rig.tools(prometheus=not llm_worker)
-
-    def worker(attempt: int, feedback: tuple[str, ...]) -> RunResult:
-        planner: Any = RulesPlanner()
-        if worker_client is not None:
-            planner = LLMPlanner(worker_client, model_name=MODEL)
-        return run_investigation(
-            words,
-            planner=planner,
-            tools=worker_tools,
-            graph_settings=GraphSettings(),
-            state_settings=StateSettings(dir=rig.work, checkpointer="memory"),
-        )
-
     writer = rig.mutator if fault == "write_rbac" else rig.reader
-    hook = _hook(rig, fault)
+    product = App(
+        settings=settings,
+        tools=rig.tools(prometheus=not llm_worker),
+        store=KubeReportStore(writer),
+        policy=Policy(verification=verification),
+        redactor=Redactor(),
+    )
     run_id = f"bench:{uuid.uuid4()}"
+    request = Request(words=words, run_id=run_id, planner="llm" if llm_worker else "rules")
     if fault == "write_admission":
         set_admission(rig, sc.namespace, True)
     try:
-        run = run_checked(
-            worker=worker,
-            judge=Judge(tools, model, model_name=MODEL) if judge_on else None,
-            store=KubeReportStore(writer),
-            policy=policy,
-            budget=budget,
-            redactor=Redactor(),
-            run_id=run_id,
-            on_progress=hook,
-        )
+        run = product.checked_run(request, on_progress=_hook(rig, fault))
     finally:
         if fault == "write_admission":
             set_admission(rig, sc.namespace, False)

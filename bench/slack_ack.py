@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.slack.support import BotServer, demo_backend, mention, settings_for, sign
+from tests.slack.support import BotServer, demo_app, mention, settings_for, sign
 from tests.support.fake_slack import FakeSlack
 from triage.slack.inbox import Kind, State
 
@@ -59,7 +59,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             settings = settings_for(slack, Path(tmp))
-            with BotServer(settings, demo_backend(settings)) as server:
+            with BotServer(settings, demo_app(settings)) as server:
                 latencies: list[float] = []
                 started = time.perf_counter()
                 for r in range(args.rounds):

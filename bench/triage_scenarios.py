@@ -19,14 +19,13 @@ from pathlib import Path
 
 from tests.support.controlplane import ControlPlane
 from tests.support.observability import openmetrics_from_series, start_prometheus
+from tests.support.product import app_over
 from tests.support.scenario_format import load_scenarios, scenario_series
 from tests.support.scenarios import load_all
-from tools.k8s_read import KubeReader
-from tools.prometheus import PrometheusReader
-from tools.read import ReadRegistry
-from triage.graph import run_investigation
-from triage.planner_rules import RulesPlanner
-from triage.settings import GraphSettings, StateSettings
+from tools.read.kube import KubeReader
+from tools.read.prometheus import PrometheusReader
+from tools.read.registry import ReadRegistry
+from triage.app import Request
 
 
 def baseline_bytes(kube: KubeReader) -> tuple[int, int]:
@@ -73,13 +72,10 @@ def main() -> None:
                 kube = KubeReader(client)
                 tools = ReadRegistry(kube, PrometheusReader(prom.url))
                 start = time.perf_counter()
-                result = run_investigation(
-                    sc.rendered_question,
-                    planner=RulesPlanner(),
-                    tools=tools,
-                    graph_settings=GraphSettings(),
-                    state_settings=StateSettings(dir=work, checkpointer="memory"),
+                run = app_over(tools, work, checkpointer="memory").checked_run(
+                    Request(words=sc.rendered_question, planner="rules")
                 )
+                result = run.best
                 times.append((time.perf_counter() - start) * 1000)
             assert result.draft is not None
             got = result.draft.root_cause_class

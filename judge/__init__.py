@@ -7,7 +7,7 @@ model, `activation.py` says which check a request gets, `verdict.py` is the answ
 """
 
 from judge.activation import Activation, decide, delivers
-from judge.input import Delivery, JudgeInput, PerformedMutation, ToolOutcome, candidate_digest
+from judge.input import Delivery, JudgeInput, PerformedMutation, ToolOutcome
 from judge.judge import EvaluatorUnavailable, Judge
 from judge.verdict import Decision, ModelPass, Verdict
 
@@ -22,7 +22,6 @@ __all__ = [
     "PerformedMutation",
     "ToolOutcome",
     "Verdict",
-    "candidate_digest",
     "decide",
     "delivers",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from policies.verification import Check, VerificationPolicy
-from triage.models import RequestKind
+from triage.core.models import RequestKind
 
 
 class Activation(StrEnum):

@@ -23,17 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.input import JudgeInput
-from tools.read import ReadTools, canonical_args
+from judge.input import JudgeInput, PerformedMutation
+from tools.read.registry import ReadTools, canonical_args
 from tools.results import ErrorKind, ToolResult, ToolStatus
+from triage.core.causes import CauseClass
 
 Json = dict[str, Any]
 
 _PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
 _CONFIG = frozenset({"CreateContainerConfigError", "CreateContainerError"})
-# Root-cause classes whose signature the read tools can see; others are checked by citation
-# only (e.g. an error rate after a deploy lives in Prometheus, not in object fields).
-_NOT_IN_CLUSTER = frozenset({"error_rate_after_deploy"})
 
 
 @dataclass
@@ -41,6 +39,7 @@ class Findings:
     met: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     nonexistent: list[str] = field(default_factory=list)
+    failed_gates: list[str] = field(default_factory=list)  # which gates added to `missing`
 
 
 class Reads:
@@ -346,24 +345,31 @@ def _hpa_at_max(hpas: list[Json]) -> bool:
     )
 
 
-SIGNATURES: dict[str, Predicate] = {
-    "oom_killed": _on_pods(_oom, "a container whose last termination was OOMKilled"),
-    "bad_config_crashloop": _on_pods(_crashing, "a crash-looping container"),
-    "image_pull": _on_pods(lambda p: _waiting(p, _PULL), "a container waiting on its image"),
-    "missing_config_reference": _on_pods(
+# The cluster signature of each class the read tools can see. A class without one is checked
+# by its citations only, and the verdict says so ("checked by citation only").
+SIGNATURES: dict[CauseClass, Predicate] = {
+    CauseClass.OOM_KILLED: _on_pods(_oom, "a container whose last termination was OOMKilled"),
+    CauseClass.BAD_CONFIG: _on_pods(_crashing, "a crash-looping container"),
+    CauseClass.APPLICATION_ERROR: _on_pods(
+        lambda p: _crashing(p) or any(x.get("phase") == "Failed" for x in p),
+        "a crashing or failed container",
+    ),
+    CauseClass.IMAGE_PULL: _on_pods(
+        lambda p: _waiting(p, _PULL), "a container waiting on its image"
+    ),
+    CauseClass.MISSING_CONFIG_REFERENCE: _on_pods(
         lambda p: _waiting(p, _CONFIG) or any(x.get("phase") == "Pending" for x in p),
         "a container that cannot start for a missing reference",
     ),
-    "insufficient_resources": _on_pods(_pending, "an unscheduled Pending pod"),
-    "unschedulable_placement": _on_pods(_pending, "an unscheduled Pending pod"),
-    "readiness_probe_failing": _on_pods(_not_ready, "a Running pod that is not ready"),
-    "pvc_pending": _on(
+    CauseClass.INSUFFICIENT_RESOURCES: _on_pods(_pending, "an unscheduled Pending pod"),
+    CauseClass.UNSCHEDULABLE_PLACEMENT: _on_pods(_pending, "an unscheduled Pending pod"),
+    CauseClass.READINESS_PROBE_FAILING: _on_pods(_not_ready, "a Running pod that is not ready"),
+    CauseClass.PVC_PENDING: _on(
         "k8s.pvcs", lambda v: any(x.get("phase") == "Pending" for x in v), "a Pending PVC"
     ),
-    "job_backoff_limit": _on("k8s.jobs", _job_failed, "a Job with failed pods"),
-    "hpa_at_max": _on("k8s.hpas", _hpa_at_max, "an HPA at its maximum replicas"),
-    "bad_rollout": _on("k8s.deployments", _rollout_stuck, "a Deployment short of its replicas"),
-    "service_selector_mismatch": _selector_matches_nothing,
+    CauseClass.CLOUD_ACCESS_DENIED: _on("k8s.jobs", _job_failed, "a Job with failed pods"),
+    CauseClass.HPA_AT_MAX: _on("k8s.hpas", _hpa_at_max, "an HPA at its maximum replicas"),
+    CauseClass.SERVICE_SELECTOR_MISMATCH: _selector_matches_nothing,
 }
 
 
@@ -373,7 +379,7 @@ def root_cause_matches_cluster(inp: JudgeInput, reads: Reads, out: Findings) -> 
     if ns is None or draft.inconclusive:
         return
     cls = draft.root_cause_class
-    if cls == "no_fault":
+    if cls is CauseClass.NO_FAULT:
         pods = reads.items("k8s.pods", namespace=ns)
         if pods is None:
             out.missing.append("could not read pods to confirm 'no fault' (k8s.pods failed)")
@@ -385,12 +391,9 @@ def root_cause_matches_cluster(inp: JudgeInput, reads: Reads, out: Findings) -> 
         else:
             out.met.append(f"'no fault' agrees with the cluster: no failing pod in {ns}")
         return
-    if cls in _NOT_IN_CLUSTER:
-        out.met.append(f"root cause '{cls}' is not an object state; checked by citations only")
-        return
     signature = SIGNATURES.get(cls)
     if signature is None:
-        out.met.append(f"root cause '{cls}' has no cluster signature; checked by citations only")
+        out.met.append(f"root cause '{cls}' has no cluster signature: checked by citation only")
         return
     holds, what = signature(reads, ns)
     if holds is None:
@@ -411,44 +414,66 @@ def _deployment(reads: Reads, ns: str, name: str) -> Json | None:
     return next((d for d in items or [] if d.get("name") == name), None)
 
 
-def _effect(action: str, target: str, args: Json, reads: Reads) -> tuple[bool, str]:
-    parts = target.split("/")
+def _effect(m: PerformedMutation, reads: Reads) -> tuple[bool, str]:
+    """Is the operation's own effect visible in the cluster (not merely "the call returned")?"""
+    parts = m.target.split("/")
     if len(parts) != 3:
-        return False, f"target {target!r} is not kind/namespace/name"
+        return False, f"target {m.target!r} is not kind/namespace/name"
     _kind, ns, name = parts
-    if action in ("scale", "rollout_restart", "rollback"):
+    if m.action in ("scale", "rollout_restart", "rollback"):
         dep = _deployment(reads, ns, name)
         if dep is None:
             return False, f"Deployment {ns}/{name} not found"
         replicas = int(dep.get("replicas") or 0)
-        done = (
-            int(dep.get("updated") or 0) == replicas
-            and int(dep.get("available") or 0) == replicas
-            and dep.get("observed_generation") == dep.get("generation")
+        observed = dep.get("observed_generation") == dep.get("generation")
+        if m.action == "scale":
+            if replicas != m.args.get("replicas"):
+                return False, f"{name} has {replicas} replicas, {m.args.get('replicas')} were asked"
+            return observed, f"{name} is set to {replicas} replicas" + (
+                "" if observed else " (not yet observed by the controller)"
+            )
+        if m.action == "rollout_restart":
+            stamped = dep.get("restart_stamp") == m.operation_id
+            if not stamped:
+                return False, f"{name}'s pod template does not carry the restart {m.operation_id}"
+            rolled = int(dep.get("updated") or 0) == replicas
+            return observed, (
+                f"{name} restarted: a new revision carries {m.operation_id}"
+                + ("" if rolled else f" ({dep.get('updated')}/{replicas} pods updated so far)")
+            )
+        done = observed and int(dep.get("updated") or 0) == replicas
+        return done, f"{name} is at revision {dep.get('revision')}" + (
+            "" if done else " (rollout in progress)"
         )
-        if action == "scale" and replicas != args.get("replicas"):
-            return False, f"{name} has {replicas} replicas, {args.get('replicas')} were asked"
-        if not done:
-            return False, f"{name}'s rollout is not complete ({dep.get('available')}/{replicas})"
-        return True, f"{name} rolled out: {replicas}/{replicas} available"
-    if action == "delete_pod":
+    if m.action == "delete_pod":
         pods = reads.items("k8s.pods", namespace=ns)
         if pods is None:
             return False, "could not list pods"
         gone = all(p.get("name") != name for p in pods)
         return gone, f"pod {ns}/{name} {'is gone' if gone else 'still exists'}"
-    return False, f"the judge's read tools cannot see the effect of {action}"
+    return m.status == "Succeeded", (
+        f"the ledger records {m.operation_id} as {m.status}; the judge's read tools cannot see "
+        f"the effect of {m.action} themselves"
+    )
 
 
 def mutations_took_effect(inp: JudgeInput, reads: Reads, out: Findings) -> None:
+    """Every change the request commands was executed through the ledger and shows in the
+    cluster; a refused, failed or superseded operation is not done, whatever else holds."""
     for action in inp.mutations_named:
         done = [m for m in inp.mutations if m.action == action]
         if not done:
             out.missing.append(f"requested {action} was not performed")
             continue
         for m in done:
-            ok, detail = _effect(m.action, m.target, m.args, reads)
             op = f" (operation {m.operation_id})" if m.operation_id else ""
+            if m.status != "Succeeded":
+                why = f": {m.detail}" if m.detail else ""
+                out.missing.append(
+                    f"{m.action} {m.target}{op} was not applied: {m.status or 'refused'}{why}"
+                )
+                continue
+            ok, detail = _effect(m, reads)
             if ok:
                 out.met.append(f"{m.action} {m.target}{op} took effect: {detail}")
             else:
@@ -458,13 +483,21 @@ def mutations_took_effect(inp: JudgeInput, reads: Reads, out: Findings) -> None:
 def run_all(inp: JudgeInput, reads: Reads, *, record: bool) -> Findings:
     """Every gate, in order. `record`: also check the deliverable in the system of record."""
     out = Findings()
-    anything = named_things_exist(inp, reads, out)
+
+    def gate(name: str, check: Callable[[], object]) -> object:
+        before = len(out.missing)
+        result = check()
+        if len(out.missing) > before:
+            out.failed_gates.append(name)
+        return result
+
+    anything = gate("named_things_exist", lambda: named_things_exist(inp, reads, out))
     if not anything:
         return out  # nothing the request is about exists: nothing else can be checked
     if record:
-        deliverable_stored(inp, reads, out)
-    sections_present(inp, out)
-    claims_cite_ok_evidence(inp, out)
-    root_cause_matches_cluster(inp, reads, out)
-    mutations_took_effect(inp, reads, out)
+        gate("deliverable_stored", lambda: deliverable_stored(inp, reads, out))
+    gate("sections_present", lambda: sections_present(inp, out))
+    gate("claims_cite_ok_evidence", lambda: claims_cite_ok_evidence(inp, out))
+    gate("root_cause_matches_cluster", lambda: root_cause_matches_cluster(inp, reads, out))
+    gate("mutations_took_effect", lambda: mutations_took_effect(inp, reads, out))
     return out

@@ -16,8 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.redact import Redactor
-from tools.results import ToolStatus, clip, digest
-from triage.models import Deliverable, Evidence, Goal, RCADraft, RequestKind, Workload
+from tools.results import ToolStatus, clip
+from triage.core.models import (
+    Deliverable,
+    Evidence,
+    Goal,
+    RCADraft,
+    RequestKind,
+    Workload,
+    draft_digest,
+)
 
 MAX_WORDS_CHARS = 4_000
 MAX_OUTCOMES = 120
@@ -25,11 +33,6 @@ MAX_EXCERPT_CHARS = 300
 MAX_CLAIMS = 40
 MAX_LIST_ITEMS = 40
 MAX_TEXT_CHARS = 1_000
-
-
-def candidate_digest(draft: RCADraft) -> str:
-    """sha256 of the draft's canonical JSON: what submit stores and the judge compares."""
-    return digest(draft.model_dump(mode="json"))
 
 
 class ToolOutcome(BaseModel):
@@ -60,6 +63,7 @@ class PerformedMutation(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     operation_id: str | None = None
     status: str | None = Field(default=None, description="The ledger's phase, e.g. Succeeded.")
+    detail: str = Field(default="", description="What the registry said (redacted, short).")
 
 
 class JudgeInput(BaseModel):
@@ -72,7 +76,7 @@ class JudgeInput(BaseModel):
     named: tuple[Workload, ...]
     mutations_named: tuple[str, ...]
     candidate: RCADraft
-    digest: str = Field(description="candidate_digest() of the full draft, before clipping.")
+    digest: str = Field(description="draft_digest() of the full draft, before clipping.")
     outcomes: tuple[ToolOutcome, ...] = Field(max_length=MAX_OUTCOMES)
     outcomes_dropped: int = 0
     delivery: Delivery | None = None
@@ -98,7 +102,7 @@ class JudgeInput(BaseModel):
             named=goal.scope.workloads[:MAX_LIST_ITEMS],
             mutations_named=goal.mutations_named,
             candidate=bounded_draft(draft, redactor),
-            digest=candidate_digest(draft),
+            digest=draft_digest(draft),
             outcomes=outcomes,
             outcomes_dropped=dropped,
             delivery=delivery,

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from judge import gates, model_pass
 from judge.input import JudgeInput
 from judge.verdict import Decision, ModelPass, Verdict
-from tools.read import ReadTools
-from triage.llm import ModelClient, ModelError
+from tools.read.registry import ReadTools
+from triage.core.errors import ModelError
+from triage.core.llm import ModelClient
 
 
 class EvaluatorUnavailable(Exception):
@@ -64,6 +65,7 @@ class Judge:
                 missing=tuple(dict.fromkeys([*found.missing, *extra])),
                 nonexistent=tuple(dict.fromkeys(found.nonexistent)),
                 model_pass=model,
+                failed_gates=tuple(found.failed_gates),
                 seconds=time.perf_counter() - start,
             )
 

@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.input import JudgeInput
 from tools.results import clip
-from triage import injection
-from triage.llm import ModelClient, ModelOutputInvalid
+from triage.core import quarantine
+from triage.core.errors import ModelOutputInvalid
+from triage.core.llm import ModelClient
 
 VERDICT_TOOL = "report_verdict"
 CHARS_PER_TOKEN = 4  # a conservative estimate for English and JSON
@@ -86,11 +87,11 @@ def messages(inp: JudgeInput, confirmed: list[str]) -> list[SystemMessage | Huma
         "deliverables": [d.value for d in inp.deliverables],
         "namespace": inp.namespace,
         # instruction-like lines quoted from tool output are withheld, as from the worker
-        "candidate": injection.clean(
+        "candidate": quarantine.clean(
             inp.candidate.model_dump(mode="json", exclude={"checked", "suspicious_inputs", "notes"})
         ),
         "delivered_to": inp.delivery.model_dump(mode="json") if inp.delivery else None,
-        "tool_outcomes": injection.clean([o.model_dump(mode="json") for o in inp.outcomes]),
+        "tool_outcomes": quarantine.clean([o.model_dump(mode="json") for o in inp.outcomes]),
         "tool_outcomes_not_shown": inp.outcomes_dropped,
         "already_confirmed": confirmed,
     }

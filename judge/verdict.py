@@ -39,11 +39,19 @@ class Verdict(BaseModel):
     missing: tuple[str, ...] = ()
     nonexistent: tuple[str, ...] = ()
     model_pass: ModelPass = ModelPass.NOT_CONFIGURED
+    failed_gates: tuple[str, ...] = Field(
+        default=(), description="The deterministic gates that found something missing."
+    )
     seconds: float = Field(default=0.0, description="How long judging took, wall clock.")
 
     @property
     def verified(self) -> bool:
         return self.decision is Decision.VERIFIED
+
+    @property
+    def only_delivery_failed(self) -> bool:
+        """Everything but the deliverable's storage held: resubmitting the same draft may help."""
+        return bool(self.failed_gates) and set(self.failed_gates) <= {"deliverable_stored"}
 
     @property
     def retryable(self) -> bool:

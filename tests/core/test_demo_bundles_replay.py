@@ -15,12 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.support.scenario_format import load_scenarios
-from tools.read import canonical_args
-from triage.bundle import Bundle, ReplayTools, demo_dir, demo_names
-from triage.cli import app
-from triage.graph import run_investigation
-from triage.planner_rules import RulesPlanner
-from triage.settings import GraphSettings, StateSettings
+from tools.read.registry import canonical_args
+from triage.app import App, Request
+from triage.cli.main import app
+from triage.core.bundles import Bundle, demo_dir, demo_names
+from triage.core.settings import Settings, StateSettings
 
 EXPECTED = {s.name: s.expect for s in load_scenarios()}
 
@@ -32,16 +31,9 @@ def test_every_scenario_has_a_demo_bundle() -> None:
 @pytest.mark.parametrize("name", demo_names())
 def test_bundle_replays_to_its_root_cause(name: str, tmp_path: Path) -> None:
     bundle = Bundle.read(demo_dir() / f"{name}.json")
-    replay = ReplayTools(bundle)
-    result = run_investigation(
-        bundle.question,
-        planner=RulesPlanner(),
-        tools=replay,
-        graph_settings=GraphSettings(),
-        state_settings=StateSettings(dir=tmp_path, checkpointer="sqlite"),
-        namespace=bundle.namespace,
-        now=bundle.now,
-    )
+    product, replay = App.replay(Settings(state=StateSettings(dir=tmp_path)), bundle)
+    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
+    result = run.best
     assert replay.misses == []
     keys = [f"{e.tool} {canonical_args(e.args)}" for e in result.evidence]
     assert len(keys) == len(set(keys)), "the same call was made twice"

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from triage.intake import parse
-from triage.models import Deliverable, RequestKind
+from triage.agent.intake import parse
+from triage.core.models import Deliverable, RequestKind
 
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC).timestamp()
 

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from kubernetes import client as k8s
 
-from tools.k8s_read import KubeReader
-from tools.read import ReadRegistry
+from tests.support.product import app_over
+from tools.read.kube import KubeReader
+from tools.read.registry import ReadRegistry
 from tools.results import ToolStatus
-from triage.graph import run_investigation
-from triage.planner_rules import RulesPlanner
-from triage.settings import GraphSettings, StateSettings
+from triage.app import Request
 
 
 class _Garbage(BaseHTTPRequestHandler):
@@ -45,13 +44,10 @@ def test_a_non_json_answer_is_recorded_as_an_error(garbage_apiserver: str, tmp_p
     cfg = k8s.Configuration(host=garbage_apiserver)
     with k8s.ApiClient(cfg) as api:
         tools = ReadRegistry(KubeReader(api, timeout_s=5))
-        result = run_investigation(
-            "checkout-api in shop is down, why?",
-            planner=RulesPlanner(),
-            tools=tools,
-            graph_settings=GraphSettings(),
-            state_settings=StateSettings(dir=tmp_path, checkpointer="memory"),
+        run = app_over(tools, tmp_path, checkpointer="memory").checked_run(
+            Request(words="checkout-api in shop is down, why?")
         )
+        result = run.best
     first = result.evidence[0]
     assert first.tool == "k8s.namespace"
     assert first.status is ToolStatus.ERROR

@@ -14,16 +14,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.support.product import app_over
 from tests.support.scenario_format import scenario_series
-from tools.k8s_read import KubeReader
-from tools.prometheus import PrometheusReader
-from tools.read import ReadRegistry
+from tools.read.kube import KubeReader
+from tools.read.prometheus import PrometheusReader
+from tools.read.registry import ReadRegistry
 from tools.results import ToolStatus
-from triage.cli import app
-from triage.cli_common import EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE
-from triage.graph import run_investigation
-from triage.planner_rules import RulesPlanner
-from triage.settings import GraphSettings, StateSettings
+from triage.app import Request
+from triage.cli.main import app
+from triage.core.errors import EXIT_CLUSTER, EXIT_NOT_FOUND, EXIT_USAGE
 
 
 def _run(*args: str, state: Path) -> Any:
@@ -77,8 +76,8 @@ def test_unreachable_apiserver_is_said_plainly(tmp_path: Path, dead_kubeconfig: 
         "-q",
         state=tmp_path,
     )
-    assert result.exit_code == EXIT_UNREACHABLE
-    assert "cannot read the cluster" in result.stderr
+    assert result.exit_code == EXIT_CLUSTER
+    assert "cannot reach the apiserver" in result.stderr
     assert "Traceback" not in result.output
 
 
@@ -130,14 +129,10 @@ def test_prometheus_stopped_mid_run_still_gives_an_rca(
             prom.kill()  # the survey is done; Prometheus dies before the follow-ups
             killed.append(True)
 
-    result = run_investigation(
-        scenario.rendered_question,
-        planner=RulesPlanner(),
-        tools=tools,
-        graph_settings=GraphSettings(),
-        state_settings=StateSettings(dir=tmp_path, checkpointer="sqlite"),
-        on_progress=kill_after_first_result,
+    run = app_over(tools, tmp_path).checked_run(
+        Request(words=scenario.rendered_question), on_progress=kill_after_first_result
     )
+    result = run.best
     assert killed
     draft = result.draft
     assert draft is not None

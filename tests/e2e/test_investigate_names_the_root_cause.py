@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.support.scenario_format import load_scenarios
-from triage.cli import app
-from triage.cli_common import EXIT_OK
+from triage.cli.main import app
+from triage.core.errors import EXIT_OK
 
 pytestmark = [pytest.mark.cluster, pytest.mark.prometheus]
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from policies import DEFAULT_POLICY, SCHEMA_PATH, load_policy
 from tests.helm.support import CHART, CI_VALUES, Helm, HelmError
 from tests.helm.sync_policy_schema import embedded
-from triage.settings import Settings
+from triage.core.settings import Settings
 
 
 def _kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -36,9 +36,9 @@ from tests.helm.support import (
 )
 from tests.support.controlplane import ControlPlane
 from tools.errors import Denied
-from tools.k8s_mutate import KubeMutator, impersonating
-from tools.ledger import KubeLedger, Phase, Target
-from tools.mutate import MutateRegistry, MutationRequest
+from tools.mutate.kube import KubeMutator, impersonating
+from tools.mutate.ledger import KubeLedger, Phase, Target
+from tools.mutate.registry import MutateRegistry, MutationRequest
 from tools.results import ToolStatus
 
 pytestmark = pytest.mark.cluster

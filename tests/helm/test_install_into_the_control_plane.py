@@ -15,7 +15,7 @@ from kubernetes.client.exceptions import ApiException
 
 from tests.helm.support import CHART, TEST_CLUSTER_VALUES, Helm, installed, sa_client
 from tests.support.controlplane import CONTROLPLANE_DIR, ControlPlane
-from tools.k8s_mutate import impersonating
+from tools.mutate.kube import impersonating
 
 pytestmark = pytest.mark.cluster
 

@@ -1,5 +1,6 @@
 """Shared setup for the judge tests and the ablation bench: the RCAReport CRD and the agent's
-report RBAC installed on the real control plane, and a checked run wired the way the CLI does.
+report RBAC installed on the real control plane, and the product's own checked run
+(`App.checked_run`) over it.
 
 Faults are injected at the wire (the scripted OpenAI-compatible server) or in the cluster (an
 identity without the right, an admission policy, a real edit or delete of the report), never by
@@ -10,27 +11,22 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from kubernetes import client
 
-from judge import Judge
+from policies import Policy
 from policies.verification import Price, VerificationPolicy
 from tests.support.fake_openai import ToolCall as FakeToolCall
-from tools.k8s_read import KubeReader
-from tools.read import ReadRegistry
+from tools.read.kube import KubeReader
+from tools.read.registry import ReadRegistry
 from tools.redact import Redactor
-from triage.budget import Budget
-from triage.graph import RunResult, run_investigation
-from triage.llm import ModelClient
-from triage.loop import CheckedRun, ProgressFn, run_checked
-from triage.planner_llm import LLMPlanner
-from triage.planner_rules import RulesPlanner
-from triage.report import KubeReportStore, ReportStore
-from triage.settings import GraphSettings, ModelSettings, StateSettings
+from triage.app import App, Request
+from triage.core.settings import ModelSettings, Settings, StateSettings
+from triage.reports.store import KubeReportStore, ReportStore
+from triage.verification.loop import CheckedRun, ProgressFn
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "helm" / "triage" / "crds" / "rcareport.yaml"
@@ -95,37 +91,40 @@ def policy(
     )
 
 
-def judge_model(base_url: str, api_key: str, model: str = "triage-test-model") -> ModelClient:
-    settings = ModelSettings(
-        name=f"openai:{model}",
+def model_settings(base_url: str, api_key: str, *, attempts: int = 2) -> ModelSettings:
+    """A model at the scripted OpenAI-compatible server (the wire-level stand-in)."""
+    return ModelSettings(
+        name="openai:triage-test-model",
         base_url=base_url,
         api_key=api_key,
         timeout_s=5,
-        max_attempts=2,
+        max_attempts=attempts,
         backoff_s=0,
     )
-    return ModelClient.from_settings(settings, "judge", Redactor())
 
 
-def rules_worker(
-    words: str, tools: Any, state_dir: Path, namespace: str | None = None
-) -> tuple[Callable[[int, tuple[str, ...]], RunResult], list[tuple[str, ...]]]:
-    """The rules planner on the graph, one fresh investigation per attempt; also returns the
-    feedback each attempt was given."""
-    seen: list[tuple[str, ...]] = []
-
-    def work(attempt: int, feedback: tuple[str, ...]) -> RunResult:
-        seen.append(feedback)
-        return run_investigation(
-            words,
-            planner=RulesPlanner(),
-            tools=tools,
-            graph_settings=GraphSettings(),
-            state_settings=StateSettings(dir=state_dir, checkpointer="memory"),
-            namespace=namespace,
-        )
-
-    return work, seen
+def app_for(
+    control_plane: Any,
+    state_dir: Path,
+    *,
+    store: ReportStore | None = None,
+    verification: VerificationPolicy | None = None,
+    judge: ModelSettings | None = None,
+    worker: ModelSettings | None = None,
+) -> App:
+    """The product's composition root over the test control plane, as the reader identity."""
+    settings = Settings(
+        state=StateSettings(dir=state_dir, checkpointer="memory"),
+        judge_model=judge or ModelSettings(),
+        worker_model=worker or ModelSettings(),
+    )
+    return App(
+        settings=settings,
+        tools=reader_tools(control_plane),
+        store=store or KubeReportStore(control_plane.api_client(control_plane.reader_kubeconfig)),
+        policy=Policy(verification=verification or policy()),
+        redactor=Redactor(),
+    )
 
 
 def checked_run(
@@ -135,64 +134,27 @@ def checked_run(
     state_dir: Path,
     store: ReportStore | None = None,
     verification: VerificationPolicy | None = None,
-    model: ModelClient | None = None,
-    model_name: str | None = None,
-    worker_usage: Any = None,
-    worker: Callable[[int, tuple[str, ...]], RunResult] | None = None,
+    judge: ModelSettings | None = None,
+    worker: ModelSettings | None = None,
     on_progress: ProgressFn | None = None,
     namespace: str | None = None,
 ) -> CheckedRun:
-    tools = reader_tools(control_plane)
-    verification = verification or policy()
-    budget = Budget(verification.budget, verification.pricing)
-    if worker_usage is not None:
-        budget.track("worker", "openai:triage-test-model", worker_usage)
-    if model is not None:
-        budget.track("judge", model_name or "openai:triage-test-model", model.usage)
-    if worker is None:
-        worker, _ = rules_worker(words, tools, state_dir, namespace)
-    if store is None:
-        store = KubeReportStore(control_plane.api_client(control_plane.reader_kubeconfig))
-    return run_checked(
-        worker=worker,
-        judge=Judge(tools, model, model_name=model_name) if verification.enabled else None,
+    """`App.checked_run`, the one every surface calls; the LLM planner when `worker` is set."""
+    app = app_for(
+        control_plane,
+        state_dir,
         store=store,
-        policy=verification,
-        budget=budget,
-        redactor=Redactor(),
+        verification=verification,
+        judge=judge,
+        worker=worker,
+    )
+    request = Request(
+        words=words,
+        namespace=namespace,
         run_id=f"test:{uuid.uuid4()}",
-        on_progress=on_progress,
+        planner="llm" if worker is not None else "rules",
     )
-
-
-def worker_model(base_url: str, api_key: str) -> ModelClient:
-    settings = ModelSettings(
-        name="openai:triage-test-model",
-        base_url=base_url,
-        api_key=api_key,
-        timeout_s=5,
-        max_attempts=1,
-        backoff_s=0,
-    )
-    return ModelClient.from_settings(settings, "worker", Redactor())
-
-
-def llm_worker(
-    words: str, tools: Any, state_dir: Path, client: ModelClient
-) -> Callable[[int, tuple[str, ...]], RunResult]:
-    """The LLM planner on the graph, talking to `client` (the scripted server): one planner per
-    attempt, one client (and so one token count) for the whole run."""
-
-    def work(attempt: int, feedback: tuple[str, ...]) -> RunResult:
-        return run_investigation(
-            words,
-            planner=LLMPlanner(client, model_name="openai:triage-test-model"),
-            tools=tools,
-            graph_settings=GraphSettings(),
-            state_settings=StateSettings(dir=state_dir, checkpointer="memory"),
-        )
-
-    return work
+    return app.checked_run(request, on_progress=on_progress)
 
 
 def script_llm_attempt(server: Any, rca: dict[str, Any], *, tokens: int = 500) -> None:

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from triage.cli import EXIT_EVALUATOR_UNAVAILABLE, EXIT_UNCHECKED, app
-from triage.cli_common import EXIT_OK
+from triage.cli.main import app
+from triage.core.errors import EXIT_EVALUATOR_UNAVAILABLE, EXIT_OK, EXIT_UNCHECKED
 
 pytestmark = pytest.mark.cluster
 

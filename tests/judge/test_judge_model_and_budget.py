@@ -1,8 +1,10 @@
 """The judge's model pass and the run's one budget, over the wire to the scripted model server.
 
-The worker is the LLM planner talking to the same scripted server: its tokens and the judge's
-are counted together, and a fault in what the model says (a root cause the cluster contradicts)
-or in whether it answers at all (HTTP 500) is injected there.
+Everything runs through the product's own checked run (`App.checked_run`), with the judge's
+and the worker's models configured as an operator would (TRIAGE_*_MODEL__BASE_URL pointing at
+the scripted server). The worker is the LLM planner talking to the same scripted server: its
+tokens and the judge's are counted together, and a fault in what the model says (a root cause
+the cluster contradicts) or in whether it answers at all (HTTP 500) is injected there.
 """
 
 from __future__ import annotations
@@ -15,17 +17,19 @@ import pytest
 from policies.verification import Price
 from tests.judge.support import (
     checked_run,
-    judge_model,
-    llm_worker,
+    model_settings,
     policy,
-    reader_tools,
     script_judge_agrees,
     script_llm_attempt,
-    worker_model,
 )
-from triage.loop import Outcome
+from triage.verification.loop import Outcome
 
 pytestmark = pytest.mark.cluster
+
+
+def judge_requests(server: Any) -> int:
+    """Requests the judge's model pass sent (its tool is `report_verdict`)."""
+    return sum("report_verdict" in str(r.get("tools")) for r in server.requests)
 
 
 def rca_request(ns: str) -> str:
@@ -48,10 +52,10 @@ def test_judge_model_down_gives_evaluator_unavailable_without_hanging(
     reports, oom_namespace, openai_server, tmp_path
 ) -> None:
     openai_server.fail(500, times=5)
-    model = judge_model(openai_server.base_url, openai_server.api_key)
+    judge = model_settings(openai_server.base_url, openai_server.api_key)
     start = time.monotonic()
     run = checked_run(
-        rca_request(oom_namespace), control_plane=reports, state_dir=tmp_path, model=model
+        rca_request(oom_namespace), control_plane=reports, state_dir=tmp_path, judge=judge
     )
     assert time.monotonic() - start < 30
     assert run.outcome is Outcome.EVALUATOR_UNAVAILABLE
@@ -59,14 +63,14 @@ def test_judge_model_down_gives_evaluator_unavailable_without_hanging(
     assert len(run.attempts) == 1  # the worker is not retried for the judge's outage
     assert run.best.draft is not None
     assert run.best.draft.root_cause_class == "oom_killed"
-    assert model.usage.requests == 2  # its own bounded retries, then it gave up
+    assert judge_requests(openai_server) == 2  # its own bounded retries, then it gave up
 
 
 def test_judge_model_agreeing_verifies(reports, oom_namespace, openai_server, tmp_path) -> None:
     script_judge_agrees(openai_server)
-    model = judge_model(openai_server.base_url, openai_server.api_key)
+    judge = model_settings(openai_server.base_url, openai_server.api_key)
     run = checked_run(
-        rca_request(oom_namespace), control_plane=reports, state_dir=tmp_path, model=model
+        rca_request(oom_namespace), control_plane=reports, state_dir=tmp_path, judge=judge
     )
     assert run.outcome is Outcome.VERIFIED
     assert run.verdict is not None
@@ -77,8 +81,7 @@ def test_judge_model_agreeing_verifies(reports, oom_namespace, openai_server, tm
 def test_worker_and_judge_tokens_share_one_budget(
     reports, oom_namespace, openai_server, tmp_path
 ) -> None:
-    worker_client = worker_model(openai_server.base_url, openai_server.api_key)
-    judge_client = judge_model(openai_server.base_url, openai_server.api_key)
+    model = model_settings(openai_server.base_url, openai_server.api_key, attempts=1)
     script_llm_attempt(openai_server, oom_rca(), tokens=500)
     script_judge_agrees(openai_server, tokens=400)
     words = rca_request(oom_namespace)
@@ -87,9 +90,8 @@ def test_worker_and_judge_tokens_share_one_budget(
         words,
         control_plane=reports,
         state_dir=tmp_path,
-        model=judge_client,
-        worker_usage=worker_client.usage,
-        worker=llm_worker(words, reader_tools(reports), tmp_path, worker_client),
+        judge=model,
+        worker=model,
         verification=policy(pricing={"openai:triage-test-model": price}),
     )
     assert run.outcome is Outcome.VERIFIED, run.summary()
@@ -105,21 +107,19 @@ def test_worker_and_judge_tokens_share_one_budget(
 def test_a_budget_too_small_ends_in_budget_exhausted(
     reports, oom_namespace, openai_server, tmp_path
 ) -> None:
-    worker_client = worker_model(openai_server.base_url, openai_server.api_key)
-    judge_client = judge_model(openai_server.base_url, openai_server.api_key)
+    model = model_settings(openai_server.base_url, openai_server.api_key, attempts=1)
     script_llm_attempt(openai_server, oom_rca(), tokens=900)
     words = rca_request(oom_namespace)
     run = checked_run(
         words,
         control_plane=reports,
         state_dir=tmp_path,
-        model=judge_client,
-        worker_usage=worker_client.usage,
-        worker=llm_worker(words, reader_tools(reports), tmp_path, worker_client),
+        judge=model,
+        worker=model,
         verification=policy(max_tokens=2000),
     )
     assert run.outcome is Outcome.BUDGET_EXHAUSTED, run.summary()
-    assert judge_client.usage.requests == 0  # it could not pay for the judge's call
+    assert judge_requests(openai_server) == 0  # it could not pay for the judge's call
     assert openai_server.remaining == 0
     assert run.best.draft is not None
 
@@ -128,12 +128,11 @@ def test_without_a_price_only_the_attempt_limit_applies_and_it_is_said(
     reports, oom_namespace, openai_server, tmp_path
 ) -> None:
     script_judge_agrees(openai_server)
-    model = judge_model(openai_server.base_url, openai_server.api_key)
     run = checked_run(
         rca_request(oom_namespace),
         control_plane=reports,
         state_dir=tmp_path,
-        model=model,
+        judge=model_settings(openai_server.base_url, openai_server.api_key),
         verification=policy(max_tokens=None, max_cost_usd=0.000001),
     )
     assert run.outcome is Outcome.VERIFIED
@@ -144,7 +143,6 @@ def test_without_a_price_only_the_attempt_limit_applies_and_it_is_said(
 def test_a_root_cause_the_cluster_contradicts_is_rejected_and_retried(
     reports, crashloop_namespace, openai_server, tmp_path
 ) -> None:
-    worker_client = worker_model(openai_server.base_url, openai_server.api_key)
     words = f"checkout-api in {crashloop_namespace} returns 503, write the RCA"
     wrong = oom_rca("checkout-api's container was OOMKilled")
     for _ in range(2):
@@ -153,8 +151,7 @@ def test_a_root_cause_the_cluster_contradicts_is_rejected_and_retried(
         words,
         control_plane=reports,
         state_dir=tmp_path,
-        worker_usage=worker_client.usage,
-        worker=llm_worker(words, reader_tools(reports), tmp_path, worker_client),
+        worker=model_settings(openai_server.base_url, openai_server.api_key, attempts=1),
         verification=policy(max_attempts=2),
     )
     assert run.outcome is Outcome.REJECTED, run.summary()

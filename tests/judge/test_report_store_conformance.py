@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from judge import candidate_digest
 from tests.judge.support import install_reports
 from tools.results import ErrorKind
-from triage import intake
-from triage.models import Claim, RCADraft
-from triage.report import KubeReportStore, MemoryReportStore, ReportError, ReportRef, ReportStore
+from triage.agent import intake
+from triage.core.errors import ReportError
+from triage.core.models import Claim, RCADraft, draft_digest
+from triage.reports.store import KubeReportStore, MemoryReportStore, ReportRef, ReportStore
 
 DRAFT = RCADraft(
     title="api OOMKilled",
@@ -43,7 +43,7 @@ def goal(ns: str) -> Any:
 def test_submit_stores_the_draft_with_its_digest(store_ns) -> None:
     store, ns = store_ns
     ref = store.submit(ns, goal(ns), DRAFT, attempt=1, run_id="cli:one")
-    assert ref.digest == candidate_digest(DRAFT)
+    assert ref.digest == draft_digest(DRAFT)
     obj = store.get(ns, ref.name)
     assert obj is not None
     assert obj["spec"]["digest"] == ref.digest
@@ -60,7 +60,7 @@ def test_a_later_attempt_replaces_the_same_report(store_ns) -> None:
     obj = store.get(ns, second.name)
     assert obj is not None
     assert obj["spec"]["attempt"] == 2
-    assert obj["spec"]["digest"] == candidate_digest(second_draft)
+    assert obj["spec"]["digest"] == draft_digest(second_draft)
 
 
 def test_the_outcome_is_published_on_the_status(store_ns) -> None:

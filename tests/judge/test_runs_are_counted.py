@@ -3,8 +3,6 @@ model had a price), and how long the judge took. Read back from prometheus-clien
 
 from __future__ import annotations
 
-from typing import Any
-
 from prometheus_client import REGISTRY
 
 from judge import Judge
@@ -13,24 +11,29 @@ from policies.verification import Price
 from tests.judge.support import policy
 from tests.judge.test_the_judge_decides_on_fields import POD_OOM, Cluster, draft, evidence
 from tools.redact import Redactor
-from triage import intake
-from triage.budget import Budget
-from triage.graph import RunResult
-from triage.llm import Usage
-from triage.loop import Outcome, run_checked
-from triage.report import MemoryReportReads, MemoryReportStore
+from triage.agent import intake
+from triage.agent.graph import RunResult
+from triage.core.llm import Usage
+from triage.reports.store import MemoryReportReads, MemoryReportStore
+from triage.verification.budget import Budget
+from triage.verification.loop import Outcome, run_checked
 
 
 def sample(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
-def worker(words: str) -> Any:
-    def work(attempt: int, feedback: tuple[str, ...]) -> RunResult:
-        goal = intake.parse(words, now=1e9)
-        return RunResult("t", goal, [evidence("E1")], draft(), 0.0)
+class worker:  # noqa: N801 (a worker is called like a function)
+    """A fixed attempt, for counting what the loop records (the loop's own unit test)."""
 
-    return work
+    takes_feedback = True
+
+    def __init__(self, words: str) -> None:
+        self.words = words
+
+    def __call__(self, attempt: int, feedback: tuple[str, ...]) -> RunResult:
+        goal = intake.parse(self.words, now=1e9)
+        return RunResult("t", goal, [evidence("E1")], draft(), 0.0)
 
 
 def test_a_verified_record_run_is_counted_with_its_cost() -> None:

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.judge.support import REJECT_LABEL, checked_run, reader_tools, rules_worker
-from triage import intake
-from triage.loop import CheckedRun, Outcome
-from triage.models import RCADraft
-from triage.report import KubeReportStore, ReportError
+from tests.judge.support import REJECT_LABEL, checked_run
+from triage.agent import intake
+from triage.core.errors import ReportError
+from triage.core.models import RCADraft
+from triage.reports.store import KubeReportStore
+from triage.verification.loop import CheckedRun, Outcome
 
 pytestmark = pytest.mark.cluster
 
@@ -101,22 +102,16 @@ def test_a_report_deleted_after_submit_is_caught_and_rewritten(
             deleted.append(name)
 
     words = rca_request(oom_namespace)
-    worker, feedback = rules_worker(words, reader_tools(reports), tmp_path)
-    run = checked_run(
-        words,
-        control_plane=reports,
-        state_dir=tmp_path,
-        worker=worker,
-        on_progress=delete_once,
-    )
+    run = checked_run(words, control_plane=reports, state_dir=tmp_path, on_progress=delete_once)
     first = run.attempts[0].verdict
     assert first is not None
     assert not first.verified
     assert any("does not exist in the cluster" in m for m in first.missing)
+    assert first.failed_gates == ("deliverable_stored",)
     assert run.outcome is Outcome.VERIFIED  # the retry wrote it again
     assert len(run.attempts) == 2
-    assert feedback[0] == ()
-    assert feedback[1] == first.missing  # the second attempt got the judge's missing list
+    # the rules planner cannot use feedback: the same draft was submitted again, no new reads
+    assert run.attempts[1].result is run.attempts[0].result
 
 
 def test_a_report_edited_after_submit_is_rejected(

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from judge import Judge, JudgeInput
-from judge.input import MAX_EXCERPT_CHARS, MAX_OUTCOMES, candidate_digest
+from judge.input import MAX_EXCERPT_CHARS, MAX_OUTCOMES
 from tools.redact import Redactor
 from tools.results import ErrorKind, ToolResult, ToolStatus
-from triage import intake
-from triage.models import Claim, Evidence, RCADraft
+from triage.agent import intake
+from triage.core.models import Claim, Evidence, RCADraft, draft_digest
 
 NS = "shop"
 POD_OOM = {
@@ -142,4 +142,4 @@ def test_the_input_is_bounded_and_redacted() -> None:
     assert all(len(o.excerpt) <= MAX_EXCERPT_CHARS for o in inp.outcomes)
     text = inp.model_dump_json()
     assert "hunter2" not in text
-    assert inp.digest == candidate_digest(draft(summary=f"db {secret}"))
+    assert inp.digest == draft_digest(draft(summary=f"db {secret}"))

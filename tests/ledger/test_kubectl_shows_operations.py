@@ -8,7 +8,7 @@ import pytest
 
 from tests.mutations.cluster import LEDGER_NS, policy_for
 from tests.mutations.rig import Rig
-from tools.ledger import record_approval, utcnow
+from tools.mutate.ledger import record_approval, utcnow
 
 pytestmark = pytest.mark.cluster
 

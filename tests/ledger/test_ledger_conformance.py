@@ -14,7 +14,7 @@ import pytest
 
 from tests.mutations.cluster import LEDGER_NS, forget_operations, make_agent
 from tools.errors import Conflict, NotFound
-from tools.ledger import (
+from tools.mutate.ledger import (
     Approval,
     Holder,
     Inverse,

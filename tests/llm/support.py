@@ -6,7 +6,7 @@ exceptions, and records every message list it receives and every tool list bound
 
 `CannedTools` answers read calls for one incident — checkout-api in namespace `shop` crash
 loops because its DATABASE_URL is invalid — from tool results built with the product's own
-shaping functions (tools/k8s_shapes.py). It is deliberately *leaky*: it skips the tools'
+shaping functions (tools/shapes.py). It is deliberately *leaky*: it skips the tools'
 redaction so planted secrets reach the planner, which must redact them itself before anything
 goes to a model. Planted injections sit in logs, events, annotations, ConfigMap data and
 metric labels. It records every call so a test can prove only read tools ran.
@@ -20,17 +20,19 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from tests.support.fake_openai import ToolCall as WireCall
-from tools import k8s_shapes
-from tools.read import SPEC_BY_NAME, canonical_args
+from tools.read import shapes
+from tools.read.registry import SPEC_BY_NAME, canonical_args
 from tools.redact import Redactor
 from tools.results import ToolResult, ToolStatus, digest
-from triage.graph import run_investigation
-from triage.llm import ModelClient
-from triage.planner_llm import LLMPlanner
-from triage.settings import GraphSettings, ModelSettings, Settings, StateSettings
+from triage.agent import intake
+from triage.agent.graph import build_graph, inputs_for, run_graph
+from triage.agent.planners.llm.planner import LLMPlanner
+from triage.core.llm import ModelClient
+from triage.core.settings import GraphSettings, ModelSettings, Settings
 
 NS = "shop"
 NOW = 1_790_000_000.0
@@ -118,7 +120,7 @@ HONEST_RCA: dict[str, Any] = {
     "title": "RCA: checkout-api crash-loops on an invalid DATABASE_URL",
     "summary": "checkout-api's container exits at start because DATABASE_URL is invalid; "
     "no replica is ready, so the service returns 503.",
-    "root_cause_class": "crashloop_bad_config",
+    "root_cause_class": "bad_config",
     "impact": "checkout-api has 0 of 2 replicas available.",
     "root_cause": [
         {
@@ -293,7 +295,7 @@ def _pod(annotations: dict[str, str]) -> dict[str, Any]:
             ],
         },
     }
-    pod = k8s_shapes.pod(raw)
+    pod: dict[str, Any] = dict(shapes.pod(raw))
     pod["annotations"] = annotations  # leaky on purpose: the real shape drops annotations
     return pod
 
@@ -353,7 +355,7 @@ class CannedTools:
                 }
                 for text in INJECTION_EVENTS
             ]
-        deployment = k8s_shapes.deployment(
+        deployment = shapes.deployment(
             {
                 "metadata": {
                     "name": "checkout-api",
@@ -381,7 +383,7 @@ class CannedTools:
             }
         )
         if secrets:  # leaky on purpose: the real shape keeps env names only
-            deployment["containers"][0]["env"] = [
+            deployment["containers"][0]["env"] = [  # type: ignore[typeddict-unknown-key]
                 {"name": "DB_PASSWORD", "value": "hunter2-in-env"},
                 {"name": "REDIS_URL", "value": "redis://:R3d1s-pass-777@redis:6379/0"},
                 {"name": "API_KEY", "value": "apikey-ZXCVBNM-0987"},
@@ -410,7 +412,7 @@ class CannedTools:
             (
                 "k8s.events",
                 {"namespace": NS, "warnings_only": True},
-                [k8s_shapes.event(e) for e in events],
+                [shapes.event(e) for e in events],
                 f"{len(events)} warning events",
             ),
             ("k8s.deployments", {"namespace": NS}, [deployment], "checkout-api 0/2 available"),
@@ -466,14 +468,12 @@ def http_settings(server, **model: Any):
     )
 
 
-def investigate(planner, tools, words: str = QUESTION):
-    return run_investigation(
-        words,
-        planner=planner,
-        tools=tools,
-        graph_settings=GraphSettings(),
-        state_settings=StateSettings(checkpointer="memory"),
-        now=NOW,
+def investigate(planner, tools, words: str = QUESTION, namespace: str | None = None):
+    """One investigation by `planner` on the real graph (no judge: these test the planner)."""
+    goal = intake.parse(words, now=NOW, namespace=namespace)
+    graph = build_graph(planner, tools, GraphSettings(), InMemorySaver())
+    return run_graph(
+        graph, inputs_for(goal, run="test", now=NOW), thread_id="test", recursion_limit=80
     )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from triage.cli import app
-from triage.cli_common import EXIT_USAGE
+from triage.cli.main import app
+from triage.core.errors import EXIT_USAGE
 
 
 def test_llm_planner_without_a_model_is_a_usage_error(tmp_path) -> None:

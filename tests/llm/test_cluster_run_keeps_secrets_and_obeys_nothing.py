@@ -33,11 +33,11 @@ from tests.llm.support import (
 )
 from tests.llm.support import calls as model_calls
 from tests.support.fake_openai import ToolCall as WireCall
-from tools.read import SPEC_BY_NAME
-from triage import render
-from triage.bundle import Bundle
-from triage.cli import app
-from triage.models import Evidence, RCADraft
+from tools.read.registry import SPEC_BY_NAME
+from triage.cli.main import app
+from triage.core.bundles import Bundle
+from triage.core.models import Evidence, RCADraft
+from triage.reports import render
 
 pytestmark = pytest.mark.cluster
 
@@ -164,7 +164,7 @@ def test_cluster_run_keeps_secrets_and_obeys_nothing(
                 {
                     "title": "RCA: checkout-api crash-loops on an invalid DATABASE_URL",
                     "summary": "The container exits at start: DATABASE_URL is not a valid URL.",
-                    "root_cause_class": "crashloop_bad_config",
+                    "root_cause_class": "bad_config",
                     "impact": "checkout-api is down.",
                     "root_cause": [
                         {"text": f"{POD} restarts with exit code 1.", "evidence": ["E2"]},

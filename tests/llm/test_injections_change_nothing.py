@@ -28,10 +28,10 @@ from tests.llm.support import (
     scripted_planner,
     submit,
 )
-from tools.read import SPEC_BY_NAME
-from triage import injection
-from triage.planner_llm import LLMPlanner
-from triage.planner_rules import RulesPlanner
+from tools.read.registry import SPEC_BY_NAME
+from triage.agent.planners.llm.planner import LLMPlanner
+from triage.agent.planners.rules.planner import RulesPlanner
+from triage.core import quarantine
 
 MUTATION_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("k8s_delete_pod", {"namespace": NS, "pod": POD}),
@@ -88,7 +88,7 @@ HEALTHY_RCA = {
 
 def test_at_least_ten_injections_are_planted_and_each_is_detected() -> None:
     assert len(INJECTIONS) >= 10
-    assert [text for text in INJECTIONS if injection.flag(text) is None] == []
+    assert [text for text in INJECTIONS if quarantine.flag(text) is None] == []
 
 
 def test_injections_never_reach_the_model_and_are_flagged_in_the_rca(openai_server) -> None:
@@ -98,7 +98,7 @@ def test_injections_never_reach_the_model_and_are_flagged_in_the_rca(openai_serv
 
     sent = openai_server.request_text()
     assert [text for text in INJECTIONS if text in sent] == []
-    assert injection.MARKER in sent
+    assert quarantine.MARKER in sent
     draft = result.draft
     assert draft is not None
     flagged = " ".join(s.text for s in draft.suspicious_inputs)
@@ -167,7 +167,7 @@ def test_a_model_steered_to_a_false_verdict_gets_the_rules_verdict(turned) -> No
     draft = result.draft
     assert draft is not None
     assert draft.planner == "rules (llm fallback)"
-    assert draft.root_cause_class == rules.root_cause_class == "bad_config_crashloop"
+    assert draft.root_cause_class == rules.root_cause_class == "bad_config"
     assert draft.remediation == rules.remediation
     assert len(draft.suspicious_inputs) >= len(INJECTIONS)
 

@@ -19,9 +19,9 @@ from tests.llm.support import (
     scripted_planner,
 )
 from tests.support.fake_openai import ToolCall as WireCall
-from triage import metrics
-from triage.planner_llm import LLMPlanner
-from triage.planner_rules import RulesPlanner
+from triage.agent.planners.llm.planner import LLMPlanner
+from triage.agent.planners.rules.planner import RulesPlanner
+from triage.core import metrics
 
 ATTEMPTS = 3
 
@@ -39,7 +39,7 @@ def _assert_rules_rca_with_fallback_said(draft) -> None:
     assert draft is not None
     assert rules is not None
     assert draft.planner == "rules (llm fallback)"
-    assert draft.root_cause_class == rules.root_cause_class == "bad_config_crashloop"
+    assert draft.root_cause_class == rules.root_cause_class == "bad_config"
     # the same finding (evidence ids differ when the model gathered some of it first)
     assert [c.text for c in draft.root_cause] == [c.text for c in rules.root_cause]
     assert draft.remediation == rules.remediation
@@ -134,7 +134,7 @@ def test_one_failure_then_an_answer_is_not_a_fallback(openai_server) -> None:
                 {
                     "title": "RCA",
                     "summary": "checkout-api crash-loops on a bad DATABASE_URL.",
-                    "root_cause_class": "crashloop_bad_config",
+                    "root_cause_class": "bad_config",
                     "impact": "503s",
                     "root_cause": [{"text": "FATAL: DATABASE_URL is invalid", "evidence": ["E5"]}],
                 },
@@ -186,7 +186,7 @@ def test_a_server_refusing_forced_tool_choice_is_asked_without_it(openai_server)
                 {
                     "title": "RCA",
                     "summary": "checkout-api crash-loops on a bad DATABASE_URL.",
-                    "root_cause_class": "crashloop_bad_config",
+                    "root_cause_class": "bad_config",
                     "impact": "503s",
                     "root_cause": [{"text": "FATAL: DATABASE_URL is invalid", "evidence": ["E5"]}],
                 },

@@ -11,8 +11,9 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from tools.redact import Redactor
-from triage.llm import ModelClient, ModelNotConfigured, chat_model
-from triage.settings import ModelSettings, Settings
+from triage.core.errors import ModelNotConfigured
+from triage.core.llm import ModelClient, chat_model
+from triage.core.settings import ModelSettings, Settings
 
 
 def test_settings_come_from_the_environment_per_role(monkeypatch, tmp_path: Path) -> None:

@@ -18,16 +18,18 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from tests.llm.support import scripted_planner
 from tests.support.scenario_format import load_scenarios
 from tools.redact import MASK, Redactor
-from triage.bundle import Bundle, ReplayTools, demo_dir, demo_names
-from triage.graph import run_investigation
-from triage.llm import ModelClient
-from triage.planner_llm import LLMPlanner
-from triage.settings import GraphSettings, PlannerSettings, StateSettings
+from triage.agent import intake
+from triage.agent.graph import build_graph, inputs_for, run_graph
+from triage.agent.planners.llm.planner import LLMPlanner
+from triage.core.bundles import Bundle, ReplayTools, demo_dir, demo_names
+from triage.core.llm import ModelClient
+from triage.core.settings import GraphSettings, PlannerSettings
 
 EXPECTED = {s.name: s.expect for s in load_scenarios()}
 NAMES = demo_names()
@@ -105,14 +107,10 @@ class HintFollowingModel(BaseChatModel):
 def _replay(name: str, planner, tmp_path):
     bundle = Bundle.read(demo_dir() / f"{name}.json")
     replay = ReplayTools(bundle)
-    result = run_investigation(
-        bundle.question,
-        planner=planner,
-        tools=replay,
-        graph_settings=GraphSettings(),
-        state_settings=StateSettings(dir=tmp_path, checkpointer="memory"),
-        namespace=bundle.namespace,
-        now=bundle.now,
+    goal = intake.parse(bundle.question, now=bundle.now, default_namespace=bundle.namespace)
+    graph = build_graph(planner, replay, GraphSettings(), InMemorySaver())
+    result = run_graph(
+        graph, inputs_for(goal, run="test", now=bundle.now), thread_id="t", recursion_limit=80
     )
     return result, replay
 

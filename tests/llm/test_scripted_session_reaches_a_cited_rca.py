@@ -24,10 +24,10 @@ from tests.llm.support import (
     scripted_planner,
     submit,
 )
-from tools.read import SPECS
-from triage import prompts
-from triage.planner import TakesFeedback
-from triage.planner_llm import LLMPlanner
+from tools.read.registry import SPECS
+from triage.agent.planners.base import TakesFeedback
+from triage.agent.planners.llm import prompts
+from triage.agent.planners.llm.planner import LLMPlanner
 
 READ_FUNCTIONS = {prompts.function_name(s.name) for s in SPECS}
 
@@ -122,7 +122,7 @@ def test_an_rca_with_no_supported_root_cause_falls_back_to_the_rules_planner() -
     draft = result.draft
     assert draft is not None
     assert draft.planner == "rules (llm fallback)"
-    assert draft.root_cause_class == "bad_config_crashloop"
+    assert draft.root_cause_class == "bad_config"
     assert any("LLM planner" in u for u in draft.unavailable)
     assert all(e.ok for e in result.evidence if e.id in draft.cited_ids())
 

@@ -23,8 +23,8 @@ from tests.llm.support import (
     scripted_planner,
 )
 from tools.redact import MASK, Redactor
-from triage import render
-from triage.planner_llm import LLMPlanner
+from triage.agent.planners.llm.planner import LLMPlanner
+from triage.reports import render
 
 WORDS = (
     "checkout-api in namespace shop returns 503 since 14:05; I tried DB_PASSWORD=words-pass-1212 "

@@ -20,8 +20,8 @@ from tests.llm.support import (
 )
 from tests.support.fake_openai import ToolCall as WireCall
 from tools.redact import Redactor
-from triage.llm import ModelClient
-from triage.planner_llm import LLMPlanner
+from triage.agent.planners.llm.planner import LLMPlanner
+from triage.core.llm import ModelClient
 
 
 def tokens(role: str, direction: str) -> float:

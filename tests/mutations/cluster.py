@@ -18,8 +18,8 @@ from kubernetes import client
 
 from policies.model import ActionRule, MutationAction, MutationPolicy
 from tests.support.controlplane import ControlPlane
-from tools.k8s_mutate import KubeMutator, impersonating
-from tools.ledger import KubeLedger
+from tools.mutate.kube import KubeMutator, impersonating
+from tools.mutate.ledger import KubeLedger
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "helm" / "triage" / "crds" / "operation.yaml"

@@ -32,10 +32,10 @@ from tests.mutations.cluster import (
 )
 from tests.mutations.wire import Fault, FaultyTransport, Wire, on_kube
 from tests.support.controlplane import ControlPlane
-from tools.alertmanager_mutate import AlertmanagerMutator
-from tools.k8s_mutate import RESTART_STAMP, KubeMutator, impersonating
-from tools.ledger import KubeLedger, Operation, Target, utcnow
-from tools.mutate import MutateRegistry, MutationRequest
+from tools.mutate.alertmanager import AlertmanagerMutator
+from tools.mutate.kube import RESTART_STAMP, KubeMutator, impersonating
+from tools.mutate.ledger import KubeLedger, Operation, Target, utcnow
+from tools.mutate.registry import MutateRegistry, MutationRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE_S = 1.0

@@ -10,7 +10,7 @@ from kubernetes import client
 from tests.mutations.cluster import create_deployment, policy_for
 from tests.mutations.rig import Rig
 from tests.mutations.wire import Wire
-from tools.ledger import Phase, Target, record_approval, utcnow
+from tools.mutate.ledger import Phase, Target, record_approval, utcnow
 from tools.results import ToolStatus
 
 pytestmark = pytest.mark.cluster

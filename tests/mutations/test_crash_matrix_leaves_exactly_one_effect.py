@@ -25,7 +25,7 @@ from tests.mutations.rig import (
     crash_faults,
 )
 from tests.mutations.wire import Fault, Wire, landed, read_log
-from tools.ledger import Phase
+from tools.mutate.ledger import Phase
 
 pytestmark = pytest.mark.cluster
 

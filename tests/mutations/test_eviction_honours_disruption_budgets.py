@@ -13,7 +13,7 @@ from kubernetes import client
 from tests.mutations.cluster import wait_until
 from tests.mutations.rig import Rig
 from tests.mutations.wire import Wire
-from tools.ledger import Phase
+from tools.mutate.ledger import Phase
 from tools.results import ErrorKind
 
 pytestmark = pytest.mark.cluster

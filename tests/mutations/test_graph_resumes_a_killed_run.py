@@ -9,19 +9,18 @@ from dataclasses import asdict
 
 import pytest
 from kubernetes import client
-from langgraph.checkpoint.memory import InMemorySaver
 
+from policies import Policy
 from tests.mutations.cluster import create_deployment
 from tests.mutations.rig import Rig
 from tests.mutations.wire import Fault, Wire, landed, read_log
-from tools.k8s_read import KubeReader
-from tools.ledger import Phase
-from tools.read import ReadRegistry
-from triage import intake
-from triage.approvals import requests_from_goal
-from triage.graph import build_graph
-from triage.planner_rules import RulesPlanner
-from triage.settings import GraphSettings
+from tests.support.product import app_over
+from tools.mutate.ledger import Phase
+from tools.read.kube import KubeReader
+from tools.read.registry import ReadRegistry
+from triage.agent import intake
+from triage.agent.changes import requests_from_goal
+from triage.app import Request
 
 pytestmark = pytest.mark.cluster
 
@@ -45,20 +44,16 @@ def test_a_run_resumed_after_its_agent_was_killed_writes_once(ledger_cluster, ta
     wire = Wire()
     registry = rig.registry(wire)
     reader = ledger_cluster.api_client(ledger_cluster.reader_kubeconfig)
-    graph = build_graph(
-        RulesPlanner(),
+    product = app_over(
         ReadRegistry(KubeReader(reader, timeout_s=5)),
-        GraphSettings(),
-        InMemorySaver(),
-        mutator=registry,
+        tmp_path,
+        policy=Policy(mutations=registry.policy),
+        registry=registry,
     )
-    final = graph.invoke(
-        {"words": words, "namespace": target_ns, "now": time.time(), "evidence": []},
-        {"configurable": {"thread_id": thread}, "recursion_limit": 80},
-    )
+    run = product.checked_run(Request(words=words, namespace=target_ns, run_id=thread))
     reader.close()
 
-    (mutation,) = final["mutations"]
+    (mutation,) = run.best.mutations
     assert mutation["phase"] == Phase.SUCCEEDED, mutation
     assert landed(read_log(str(tmp_path / "killed.log")) + wire.log, *write) == 1
     dep = client.AppsV1Api(rig.admin).read_namespaced_deployment("web", target_ns)

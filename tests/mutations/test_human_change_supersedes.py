@@ -12,8 +12,8 @@ from kubernetes import client
 from tests.mutations.cluster import policy_for, set_image
 from tests.mutations.rig import Rig
 from tests.mutations.wire import Fault, Wire
-from tools.k8s_mutate import RESTART_STAMP
-from tools.ledger import Phase, record_approval, utcnow
+from tools.mutate.kube import RESTART_STAMP
+from tools.mutate.ledger import Phase, record_approval, utcnow
 
 pytestmark = pytest.mark.cluster
 

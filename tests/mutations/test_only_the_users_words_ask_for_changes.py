@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from triage import intake
-from triage.approvals import requests_from_goal
+from triage.agent import intake
+from triage.agent.changes import requests_from_goal
 
 
 def _requests(words: str, namespace: str | None = "shop"):

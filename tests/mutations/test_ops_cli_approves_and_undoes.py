@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 from tests.mutations.cluster import LEDGER_NS, create_deployment, policy_for
 from tests.mutations.rig import Rig
 from tests.mutations.wire import Wire
-from tools.ledger import Phase, Target
-from triage.cli import app
-from triage.cli_common import EXIT_NOT_FOUND, EXIT_OK
-from triage.cli_ops import EXIT_NOT_DONE, EXIT_REFUSED
+from tools.mutate.ledger import Phase, Target
+from triage.cli.main import app
+from triage.cli.ops import EXIT_NOT_DONE, EXIT_REFUSED
+from triage.core.errors import EXIT_NOT_FOUND, EXIT_OK
 
 pytestmark = pytest.mark.cluster
 

@@ -8,10 +8,10 @@ from kubernetes import client
 
 from tests.mutations.cluster import policy_for
 from tests.mutations.wire import FaultyTransport, Wire, on_kube
-from tools.alertmanager_mutate import AlertmanagerMutator
-from tools.k8s_mutate import KubeMutator
-from tools.ledger import MemoryLedger, Target
-from tools.mutate import MutateRegistry, MutationRequest
+from tools.mutate.alertmanager import AlertmanagerMutator
+from tools.mutate.kube import KubeMutator
+from tools.mutate.ledger import MemoryLedger, Target
+from tools.mutate.registry import MutateRegistry, MutationRequest
 from tools.results import ToolStatus
 
 DEP = Target(kind="Deployment", namespace="shop", name="checkout-api")

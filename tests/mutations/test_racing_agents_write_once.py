@@ -16,7 +16,7 @@ import pytest
 
 from tests.mutations.rig import SILENCE_ACTIONS, Rig, action_params
 from tests.mutations.wire import Wire, landed, read_log
-from tools.ledger import Phase
+from tools.mutate.ledger import Phase
 
 pytestmark = pytest.mark.cluster
 

@@ -30,8 +30,8 @@ from tests.mutations.cluster import (
 )
 from tests.mutations.rig import LEASE_S, OPS, Rig, silences_for
 from tests.mutations.wire import AgentCrashed, Fault, Wire
-from tools.k8s_mutate import RESTART_STAMP, STAMP
-from tools.ledger import Phase, Target
+from tools.mutate.kube import RESTART_STAMP, STAMP
+from tools.mutate.ledger import Phase, Target
 
 pytestmark = [pytest.mark.cluster, pytest.mark.prometheus]
 

@@ -6,7 +6,7 @@ import pytest
 from kubernetes import client
 
 from tests.mutations.rig import Rig, silences_for
-from tools.ledger import Phase
+from tools.mutate.ledger import Phase
 from tools.results import ToolStatus
 
 pytestmark = pytest.mark.cluster

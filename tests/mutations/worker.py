@@ -17,10 +17,10 @@ from kubernetes import config as kube_config
 
 from policies.model import MutationPolicy
 from tests.mutations.wire import Fault, FaultyTransport, Wire, on_kube
-from tools.alertmanager_mutate import AlertmanagerMutator
-from tools.k8s_mutate import KubeMutator, impersonating
-from tools.ledger import KubeLedger
-from tools.mutate import MutateRegistry, MutationRequest
+from tools.mutate.alertmanager import AlertmanagerMutator
+from tools.mutate.kube import KubeMutator, impersonating
+from tools.mutate.ledger import KubeLedger
+from tools.mutate.registry import MutateRegistry, MutationRequest
 
 LEDGER_NS = "triage-system"
 MUTATOR_SA = "triage-system/triage-mutator"

@@ -11,14 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.judge.support import install_reports
-from tests.slack.support import BotServer, demo_backend, settings_for
+from tests.slack.support import BotServer, demo_app, settings_for
 from tests.support.scenario_format import SCENARIO_DIR
 from tests.support.scenarios import apply_scenario, load_scenario
-from triage import reports
-from triage.cli import app
-from triage.intake import parse
-from triage.models import Claim, RCADraft
-from triage.report import MemoryReportStore
+from triage.agent.intake import parse
+from triage.cli.main import app
+from triage.core.models import Claim, RCADraft
+from triage.reports import views
+from triage.reports.store import MemoryReportStore
 
 
 def _cli(*args: str, state: Path) -> Any:
@@ -81,8 +81,8 @@ def test_the_review_page_escapes_what_reports_quote() -> None:
         },
         "status": {"outcome": "rejected", "missing": ["<img src=x onerror=alert(1)>"]},
     }
-    index = reports.html_index([hostile], None)
-    page = reports.html_report(hostile)
+    index = views.html_index([hostile], None)
+    page = views.html_report(hostile)
     for html in (index, page):
         assert "<script>" not in html
         assert "<img" not in html
@@ -92,7 +92,10 @@ def test_the_review_page_escapes_what_reports_quote() -> None:
 
 
 def test_triage_serve_shows_reports_on_a_review_page(slack_api, tmp_path) -> None:
-    store = MemoryReportStore()
+    settings = settings_for(slack_api, tmp_path)
+    product = demo_app(settings)
+    store = product.store
+    assert isinstance(store, MemoryReportStore)
     draft = RCADraft(
         title="RCA: image-resizer is OOMKilled",
         summary="image-resizer is OOMKilled",
@@ -103,8 +106,7 @@ def test_triage_serve_shows_reports_on_a_review_page(slack_api, tmp_path) -> Non
     goal = parse("image-resizer in shop keeps restarting, write the RCA", now=0)
     ref = store.submit("shop", goal, draft, attempt=1, run_id="cli:1")
     store.publish(ref, {"outcome": "verified", "met": ["report exists"]})
-    settings = settings_for(slack_api, tmp_path)
-    with BotServer(settings, demo_backend(settings), reports.MemoryReports(store)) as server:
+    with BotServer(settings, product) as server:
         index = httpx.get(f"{server.url}/reports", timeout=10)
         page = httpx.get(f"{server.url}/reports/shop/{ref.name}", timeout=10)
         absent = httpx.get(f"{server.url}/reports/shop/rca-nope", timeout=10)

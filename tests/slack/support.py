@@ -1,7 +1,8 @@
 """Signed Slack requests sent over HTTP into the real bolt app that `triage serve` runs.
 
-`BotServer` builds the bot exactly as `triage serve` does (`triage.server.build_bot`), with a
-recorded incident replayed as the cluster (triage/demo, the real graph and judge), the local
+`BotServer` builds the bot exactly as `triage serve` does (`triage.web.server.build_bot` over
+the composition root `triage.app.App`), with a recorded incident replayed as the cluster
+(triage/demo, the real graph and judge: `App.replay`, as `triage serve --demo` does), the local
 Slack Web API (tests/support/fake_slack.py) as Slack, and uvicorn serving it on a free port.
 """
 
@@ -21,16 +22,11 @@ import httpx
 import uvicorn
 from slack_sdk import WebClient
 
-from judge import Judge
-from policies import load_policy
 from tests.support.fake_slack import BOT_ID, BOT_USER_ID, TEAM_ID, FakeSlack
-from tools.redact import Redactor
-from triage.bundle import Bundle, ReplayTools, demo_dir
-from triage.planner_rules import RulesPlanner
-from triage.report import MemoryReportReads, MemoryReportStore
-from triage.server import Bot, build_bot, starlette_app
-from triage.settings import Settings, SlackSettings, StateSettings
-from triage.slack.worker import Backend
+from triage.app import App
+from triage.core.bundles import Bundle, demo_dir
+from triage.core.settings import Settings, SlackSettings, StateSettings
+from triage.web.server import Bot, build_bot, starlette_app
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C0INCIDENT"
@@ -114,32 +110,22 @@ def settings_for(slack_api: FakeSlack, state_dir: Path, **slack: Any) -> Setting
     )
 
 
-def demo_backend(settings: Settings, bundle_name: str = BUNDLE, judge: Any = None) -> Backend:
-    bundle = Bundle.read(demo_dir() / f"{bundle_name}.json")
-    store = MemoryReportStore()
-    tools = MemoryReportReads(ReplayTools(bundle), store)
-    return Backend(
-        tools=tools,
-        planner=RulesPlanner,
-        judge=judge or Judge(tools, None),
-        store=store,
-        verification=load_policy(None).verification,
-        redactor=Redactor(settings.redaction_patterns),
-        graph=settings.graph,
-        state=settings.state,
-        default_namespace=bundle.namespace,
-    )
+def demo_app(settings: Settings, bundle_name: str = BUNDLE) -> App:
+    """The product over a recorded incident, as `triage serve --demo NAME` builds it."""
+    product, _ = App.replay(settings, Bundle.read(demo_dir() / f"{bundle_name}.json"))
+    return product
 
 
 class BotServer:
     """`triage serve` in this process: uvicorn on a free port, in a thread."""
 
-    def __init__(self, settings: Settings, backend: Backend, reports: Any = None) -> None:
+    def __init__(self, settings: Settings, product: App) -> None:
         self.settings = settings
-        self.bot: Bot = build_bot(settings, backend)
+        self.product = product
+        self.bot: Bot = build_bot(settings, product)
         self.port = free_port()
         config = uvicorn.Config(
-            starlette_app(self.bot, reports),
+            starlette_app(self.bot),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",
@@ -180,7 +166,7 @@ class BotServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             row = self.bot.inbox.get(request_id)
-            if row is not None and row["state"] != "queued":
+            if row is not None and row["state"] not in ("queued",):
                 return row
             time.sleep(0.05)
         raise AssertionError(f"{request_id} not finished: {self.bot.inbox.get(request_id)}")

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from tests.slack.support import demo_backend, settings_for
-from tools.read import ReadTools
+from tests.slack.support import demo_app, settings_for
+from tools.read.registry import ReadTools
 from tools.results import ToolResult
+from triage.app import App, Request
 from triage.slack.inbox import Inbound, Kind
-from triage.slack.worker import Backend, investigate
+from triage.slack.worker import Worker
 
 WORDS = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, find out why"
 
@@ -38,30 +39,31 @@ def _inbound(ts: str) -> Inbound:
     )
 
 
-def _quiet(_: dict[str, Any]) -> None:
-    """No progress to show."""
+def _with(product: App, tools: Counting) -> App:
+    product.tools = tools
+    return product
 
 
-def _with(backend: Backend, tools: Counting) -> Backend:
-    backend.tools = tools
-    return backend
+def _request(product: App, settings: Any) -> Request:
+    """The request the Slack worker makes of a mention (run id = the Slack thread id)."""
+    worker = Worker(None, None, product, settings.slack)  # type: ignore[arg-type]
+    return worker.request_for(_inbound("1.1"), WORDS)
 
 
 def test_the_second_process_carries_on_where_the_first_stopped(slack_api, tmp_path):
     settings = settings_for(slack_api, tmp_path / "uncut")
-    uncut_tools = Counting(demo_backend(settings).tools)
-    uncut = investigate(
-        _with(demo_backend(settings), uncut_tools), _inbound("1.1"), WORDS, None, _quiet
-    )
+    uncut_tools = Counting(demo_app(settings).tools)
+    product = _with(demo_app(settings), uncut_tools)
+    uncut = product.checked_run(_request(product, settings))
 
     settings = settings_for(slack_api, tmp_path / "cut")
-    first = Counting(demo_backend(settings).tools, die_at=len(uncut_tools.calls) - 2)
+    first = Counting(demo_app(settings).tools, die_at=len(uncut_tools.calls) - 2)
+    product = _with(demo_app(settings), first)
     with pytest.raises(SystemExit):
-        investigate(_with(demo_backend(settings), first), _inbound("1.1"), WORDS, None, _quiet)
-    second = Counting(demo_backend(settings).tools)
-    resumed = investigate(
-        _with(demo_backend(settings), second), _inbound("1.1"), WORDS, None, _quiet
-    )
+        product.checked_run(_request(product, settings))
+    second = Counting(demo_app(settings).tools)
+    product = _with(demo_app(settings), second)
+    resumed = product.checked_run(_request(product, settings))
 
     assert 0 < len(second.calls) < len(uncut_tools.calls)
     assert resumed.outcome == uncut.outcome

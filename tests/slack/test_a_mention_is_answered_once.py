@@ -11,7 +11,7 @@ from tests.slack.support import (
     BotServer,
     bot_message,
     deliver_concurrently,
-    demo_backend,
+    demo_app,
     mention,
     settings_for,
     sign,
@@ -26,7 +26,7 @@ QUESTION = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, 
 @pytest.fixture
 def served(slack_api: FakeSlack, tmp_path):
     settings = settings_for(slack_api, tmp_path)
-    with BotServer(settings, demo_backend(settings)) as server:
+    with BotServer(settings, demo_app(settings)) as server:
         yield server
 
 
@@ -117,7 +117,7 @@ def test_a_question_is_answered_in_the_thread_and_progress_is_edited_not_reposte
 
 def test_a_channel_outside_the_configured_ones_is_ignored(slack_api, tmp_path):
     settings = settings_for(slack_api, tmp_path, channels=["C0OTHER"])
-    with BotServer(settings, demo_backend(settings)) as server:
+    with BotServer(settings, demo_app(settings)) as server:
         ts = user_message(slack_api, QUESTION)
         response = server.deliver(mention("Ev0ELSEWHERE", QUESTION, ts=ts))
         assert server.bot.inbox.get("Ev0ELSEWHERE") is None
@@ -128,7 +128,7 @@ def test_a_channel_outside_the_configured_ones_is_ignored(slack_api, tmp_path):
 
 def test_when_slack_keeps_refusing_the_user_is_told_after_the_last_try(slack_api, tmp_path):
     settings = settings_for(slack_api, tmp_path, max_attempts=2)
-    with BotServer(settings, demo_backend(settings)) as server:
+    with BotServer(settings, demo_app(settings)) as server:
         ts = user_message(slack_api, QUESTION)
         slack_api.inject("chat.postMessage", error="msg_too_long", times=2)
         server.deliver(mention("Ev0REFUSED", QUESTION, ts=ts))

@@ -1,5 +1,6 @@
 """A change that needs approval is shown with its exact arguments and plan and two buttons bound
-to the operation's argument digest; only a listed approver's click applies it, once."""
+to the operation's argument digest; only a listed approver's click applies it, once, inside the
+paused run, which then finishes (the ticket shows what came of the change)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import asyncio
 import json
 import time
 import urllib.parse
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from kubernetes import client
 
-from policies import load_policy
+from policies import Policy
 from tests.mutations.cluster import create_deployment, policy_for
 from tests.mutations.rig import Rig
 from tests.slack.support import (
@@ -25,14 +27,13 @@ from tests.slack.support import (
     user_message,
 )
 from tests.support.fake_slack import TEAM_ID, FakeSlack
-from tools.k8s_read import KubeReader
-from tools.ledger import Phase
-from tools.read import ReadRegistry
+from tools.mutate.ledger import Phase, utcnow
+from tools.read.kube import KubeReader
+from tools.read.registry import ReadRegistry
 from tools.redact import Redactor
-from triage.planner_rules import RulesPlanner
+from triage.app import App
 from triage.slack.blocks import ACTION_APPROVE
 from triage.slack.inbox import Kind
-from triage.slack.worker import Backend
 
 pytestmark = pytest.mark.cluster
 
@@ -40,32 +41,23 @@ ALICE, BOB = "U0ALICE", "U0BOB"
 
 
 @pytest.fixture
-def later_s() -> float:
-    """How far ahead of real time the agent's clock runs (0: now)."""
-    return 0.0
-
-
-@pytest.fixture
-def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path, later_s):
+def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path):
     rig = Rig(ledger_cluster, target_ns)
     policy = policy_for(target_ns, approval=("scale",), approval_ttl_s=60)
     policy = policy.model_copy(update={"approvers": (ALICE,)})
     create_deployment(ledger_cluster, rig.admin, target_ns, "web", replicas=2)
-    registry = rig.registry(policy=policy, later_s=later_s)
+    registry = rig.registry(policy=policy)
     reader = ledger_cluster.api_client(ledger_cluster.reader_kubeconfig)
     settings = settings_for(slack_api, tmp_path)
-    backend = Backend(
+    product = App(
+        settings=settings,
         tools=ReadRegistry(KubeReader(reader, timeout_s=5)),
-        planner=RulesPlanner,
-        judge=None,  # checking off: this test is about the change, not the RCA
-        store=None,
-        verification=load_policy(None).verification,
+        store=None,  # this test is about the change; the judge still checks its effect
+        policy=Policy(mutations=policy),
         redactor=Redactor(),
-        graph=settings.graph,
-        state=settings.state,
         registry=registry,
     )
-    with BotServer(settings, backend) as server:
+    with BotServer(settings, product) as server:
         yield server, rig, registry
     reader.close()
     rig.close()
@@ -135,6 +127,8 @@ def test_only_an_approver_applies_it_and_a_double_click_applies_once(setup, slac
     for request_id in [r for r in _action_ids(server) if ALICE in r]:
         server.wait_done(request_id, timeout=60)
 
+    row = server.wait_done("Ev0SCALE", timeout=120)  # the paused run went on and finished
+    assert row["state"] == "done"
     done = registry.ledger.get(op.id)
     assert done is not None
     assert done.phase is Phase.SUCCEEDED
@@ -142,8 +136,12 @@ def test_only_an_approver_applies_it_and_a_double_click_applies_once(setup, slac
     assert done.approval is not None
     assert done.approval.approver == ALICE
     assert _replicas(rig) == 3
-    applied = [m for m in slack_api.channel_messages(CHANNEL) if m["text"].startswith(op.id)]
-    assert len(applied) == 1
+    assert done.requested_by.startswith(f"slack:{TEAM_ID}/")  # who asked, and from where
+    ticket = slack_api.message(CHANNEL, row["steps"]["ticket_ts"])
+    assert ticket is not None
+    assert "scale" in json.dumps(ticket["blocks"])
+    answers = [k for k in row["steps"] if k.startswith("answer") and k.endswith("_ts")]
+    assert len(answers) >= 1  # answered once the change was applied and checked
     assert any("already" in e["text"] for e in slack_api.ephemeral)
 
 
@@ -151,13 +149,14 @@ def _action_ids(server: BotServer) -> list[str]:
     return server.bot.inbox.ids(Kind.ACTION)
 
 
-@pytest.mark.parametrize("later_s", [61.0])
 def test_a_click_after_the_request_expired_changes_nothing(setup, slack_api):
     server, rig, registry = setup
     words = f"scale deployment web to 3 in namespace {rig.ns}"
     server.deliver(mention("Ev0LATE", words, ts=user_message(slack_api, words)))
     server.wait_done("Ev0LATE", timeout=120)
     card = next(m for m in slack_api.channel_messages(CHANNEL) if "Approval needed" in m["text"])
+    later = utcnow() + timedelta(seconds=61)
+    registry.clock = lambda: later  # the approver comes back after the request expired
 
     late = _click(card, ALICE, 1)
     server.post(late, _form(late))

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.slack.support import BotServer, demo_backend, mention, settings_for, sign
+from tests.slack.support import BotServer, demo_app, mention, settings_for, sign
 from tests.support.fake_slack import FakeSlack
 from triage.slack.inbox import State
 
@@ -16,7 +16,7 @@ BODY = mention("Ev0BAD", "checkout-api in scn-crashloop-bad-env returns 503", ts
 @pytest.fixture
 def served(slack_api: FakeSlack, tmp_path):
     settings = settings_for(slack_api, tmp_path)
-    with BotServer(settings, demo_backend(settings)) as server:
+    with BotServer(settings, demo_app(settings)) as server:
         yield server
 
 

@@ -3,7 +3,7 @@ every word the report has reaches Slack."""
 
 from __future__ import annotations
 
-from tests.slack.support import BotServer, demo_backend, mention, settings_for, user_message
+from tests.slack.support import BotServer, demo_app, mention, settings_for, user_message
 from triage.slack.blocks import answer
 
 LONG = "\n".join(
@@ -50,7 +50,7 @@ WRITE_RCA = (
 
 def test_the_bot_uploads_an_answer_too_long_for_its_messages(slack_api, tmp_path):
     settings = settings_for(slack_api, tmp_path, max_messages=1, max_message_chars=500)
-    with BotServer(settings, demo_backend(settings)) as server:
+    with BotServer(settings, demo_app(settings)) as server:
         server.deliver(mention("Ev0LONG", WRITE_RCA, ts=user_message(slack_api, WRITE_RCA)))
         server.wait_done("Ev0LONG")
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tools.redact import Redactor
-from triage.settings import SlackSettings
+from triage.core.settings import SlackSettings
 from triage.slack.client import Slack, SlackError, web_client
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import httpx
 
-from tests.slack.support import BotServer, demo_backend, mention, settings_for, user_message
+from tests.slack.support import BotServer, demo_app, mention, settings_for, user_message
 
 QUESTION = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, find out why"
 
 
 def test_health_and_metrics(slack_api, tmp_path):
     settings = settings_for(slack_api, tmp_path)
-    with BotServer(settings, demo_backend(settings)) as server:
+    with BotServer(settings, demo_app(settings)) as server:
         body = mention("Ev0METRICS", QUESTION, ts=user_message(slack_api, QUESTION))
         server.deliver(body)
         server.deliver(body, retry=1)

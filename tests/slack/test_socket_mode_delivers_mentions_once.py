@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from tests.slack.socket_mode import APP_TOKEN, SocketModeSlack
-from tests.slack.support import BotServer, demo_backend, mention, settings_for, user_message
+from tests.slack.support import BotServer, demo_app, mention, settings_for, user_message
 
 QUESTION = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, find out why"
 
@@ -21,7 +21,7 @@ def test_envelopes_are_acked_and_a_redelivery_is_answered_once(slack_api, tmp_pa
             app_token=APP_TOKEN,
             signing_secret=None,
         )
-        with BotServer(settings, demo_backend(settings)) as server:
+        with BotServer(settings, demo_app(settings)) as server:
             assert socket.connected.wait(15)
             body = json.loads(mention("Ev0SOCKET", QUESTION, ts=user_message(slack_api, QUESTION)))
             socket.send_event("env-1", body)

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from judge import Judge
 from tests.slack.support import (
     CHANNEL,
     BotServer,
-    demo_backend,
+    demo_app,
     mention,
     settings_for,
     user_message,
@@ -26,28 +25,28 @@ WRITE_RCA = (
 )
 
 
-class RecordingJudge:
-    """The real judge; notes how many Slack calls had been made when each verdict came."""
+class RecordingTools:
+    """The read tools, noting how many Slack calls had been made when the judge read the
+    deliverable back (only the judge reads `k8s.rcareport`): its verdict comes after that."""
 
-    def __init__(self, inner: Judge, slack_api: FakeSlack) -> None:
+    def __init__(self, inner: Any, slack_api: FakeSlack) -> None:
         self.inner = inner
         self.slack_api = slack_api
         self.verdicts_at: list[int] = []
 
-    def judge(self, *args: Any, **kwargs: Any) -> Any:
-        verdict = self.inner.judge(*args, **kwargs)
-        self.verdicts_at.append(len(self.slack_api.log))
-        return verdict
+    def call(self, name: str, args: dict[str, Any]) -> Any:
+        result = self.inner.call(name, args)
+        if name == "k8s.rcareport":
+            self.verdicts_at.append(len(self.slack_api.log))
+        return result
 
 
 def _serve(slack_api: FakeSlack, tmp_path, **slack: Any):
     settings = settings_for(slack_api, tmp_path, **slack)
-    plain = demo_backend(settings)
-    recorder = RecordingJudge(plain.judge, slack_api)  # type: ignore[arg-type]
-    backend = demo_backend(settings, judge=recorder)
-    backend.store, backend.tools = plain.store, plain.tools
-    recorder.inner = Judge(plain.tools, None)
-    return BotServer(settings, backend), recorder, backend
+    product = demo_app(settings)
+    recorder = RecordingTools(product.tools, slack_api)
+    product.tools = recorder
+    return BotServer(settings, product), recorder, product
 
 
 def test_the_ticket_is_edited_only_after_the_verdict(slack_api, tmp_path):

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from triage.loop import Outcome
 from triage.slack.blocks import TicketView
+from triage.verification.loop import Outcome
 
 
 @pytest.mark.parametrize("outcome", list(Outcome))

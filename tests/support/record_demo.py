@@ -20,8 +20,8 @@ from tests.support.controlplane import ControlPlane
 from tests.support.observability import openmetrics_from_series, start_prometheus
 from tests.support.scenario_format import load_scenarios, scenario_series
 from tests.support.scenarios import load_all
-from triage.bundle import demo_dir
-from triage.cli import app
+from triage.cli.main import app
+from triage.core.bundles import demo_dir
 
 
 def main(names: list[str]) -> int:

@@ -7,8 +7,8 @@ import socket
 import pytest
 
 from tests.support.observability import PrometheusFactory, Series
-from tools.prometheus import PrometheusReader
-from tools.read import ReadRegistry
+from tools.read.prometheus import PrometheusReader
+from tools.read.registry import ReadRegistry
 from tools.results import ErrorKind, ToolStatus
 
 pytestmark = pytest.mark.prometheus

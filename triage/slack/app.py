@@ -23,7 +23,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from triage.settings import SlackSettings
+from triage.core.settings import SlackSettings
 from triage.slack import metrics
 from triage.slack.blocks import ACTION_APPROVE, ACTION_REFUSE
 from triage.slack.client import SlackError, rate_limit_handlers
@@ -128,7 +128,12 @@ def build_app(
             ts=ts,
             user=str(event.get("user") or ""),
             text=str(event.get("text") or ""),
-            data={"retry_num": request.headers.get("x-slack-retry-num", ["0"])[0]},
+            data={
+                "retry_num": request.headers.get("x-slack-retry-num", ["0"])[0],
+                # who wrote it: a bot or an app may ask questions, never command changes
+                "bot_id": str(event.get("bot_id") or ""),
+                "subtype": str(event.get("subtype") or ""),
+            },
         )
         await accept(inbound, started)  # durably stored before Slack hears "ok"
         await ack()

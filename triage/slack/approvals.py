@@ -1,15 +1,16 @@
-"""Changes asked for in Slack, and approval buttons bound to one operation's exact arguments.
+"""Approval cards for changes a run commands, and the clicks that decide them.
 
 No parallel mechanism: operations, digests, approvers, single use and expiry are the ledger's
-(tools/mutate.py, triage/approvals.py). The Slack side only carries them:
-- a change that policy lets run at once is submitted to the mutate registry after the verdict;
-- a change that needs a human is recorded as `AwaitingApproval` (its plan pinned from a live
-  read of the target) and shown with Approve / Refuse buttons whose value is the operation ID
-  *and* the argument digest it was shown with;
+(tools/mutate/, triage/agent/changes.py), and the change itself is applied by the run's own
+mutate step, inside the checked run, before the judge. The Slack side only carries decisions:
+- a run that pauses for approval (`awaiting_approval`) gets one card per operation, with
+  Approve / Refuse buttons whose value is the operation ID, the argument digest it was shown
+  with, and the request to wake;
 - a click is checked against the ledger: still waiting, same digest, the clicker listed among
-  the approvers (Slack user ids in the policy); then `triage.approvals.approve` records it and
-  only the click that recorded the approval resumes the operation. A second click, a redelivery
-  or a stale button finds the operation decided and changes nothing.
+  the approvers (Slack user ids in the policy); then `changes.approve` (or `refuse`) records
+  it and the parked request is woken (`Inbox.resume`): its run goes on from the checkpoint.
+  A second click, a redelivery or a stale button finds the operation decided and changes
+  nothing.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from policies.model import MutationAction
 from tools.errors import ToolError
-from tools.ledger import Operation, Phase
-from triage import approvals
-from triage.loop import CheckedRun
+from triage.agent import changes
+from triage.agent.changes import MutateRegistry, Operation, Phase
 from triage.slack import blocks
 from triage.slack import messages as m
 from triage.slack.blocks import TicketView
 from triage.slack.inbox import Claimed, Inbound
 from triage.slack.ticket import Messages
+from triage.verification.loop import CheckedRun
 
 if TYPE_CHECKING:
     from triage.slack.worker import Worker
@@ -43,9 +44,9 @@ def dry_run(op: Operation) -> dict[str, Any]:
     return {"now": op.before or {}, "plan": plan}
 
 
-def _card(op: Operation, worker: Worker, decided: str | None = None) -> tuple[str, list[Any]]:
-    registry = worker.backend.registry
-    assert registry is not None
+def _card(
+    op: Operation, registry: MutateRegistry, request_id: str, decided: str | None = None
+) -> tuple[str, list[Any]]:
     action = MutationAction(op.action)
     return blocks.approval(
         op_id=op.id,
@@ -53,6 +54,7 @@ def _card(op: Operation, worker: Worker, decided: str | None = None) -> tuple[st
         target=str(op.target),
         args=op.args,
         digest=op.args_digest,
+        request_id=request_id,
         dry_run=dry_run(op),
         approvers=registry.policy.approvers_for(action),
         ttl_s=registry.policy.approval_ttl_s,
@@ -60,40 +62,26 @@ def _card(op: Operation, worker: Worker, decided: str | None = None) -> tuple[st
     )
 
 
-async def propose(
-    worker: Worker, claimed: Claimed, messages: Messages, checked: CheckedRun, view: TicketView
+async def ask(
+    worker: Worker, claimed: Claimed, messages: Messages, run: CheckedRun, view: TicketView
 ) -> None:
-    """After the verdict: apply what may run at once, ask for approval of the rest."""
-    from triage.slack.worker import thread_id  # noqa: PLC0415 (cycle: worker imports us lazily)
-
-    goal = checked.best.goal
-    if not goal.mutations_named:
+    """The run paused: one approval card per waiting operation (posted once)."""
+    registry = worker.product.registry
+    if registry is None:  # cannot happen: only a registry pauses a run
         return
-    registry = worker.backend.registry
-    if registry is None:
-        view.changes.append(m.CHANGES_NOT_CONFIGURED)
-        return
-    requests, problems = approvals.requests_from_goal(goal, thread_id(claimed.inbound))
-    view.changes += problems
-    for req in requests:
-        action = MutationAction(req.action)
-        ask = registry.policy.allows(action) and registry.policy.needs_approval(action)
-        outcome = await asyncio.to_thread(registry.submit, req, apply=not ask)
-        op = outcome.operation
-        if ask and op is not None and op.phase is Phase.AWAITING_APPROVAL:
-            text, card = _card(op, worker)
-            await messages.once(f"approval-{op.id}", text, card)
-            view.changes.append(m.approval_needed(op.action, str(op.target)))
-        else:
-            view.changes.append(
-                m.change_result(req.action, str(req.target), outcome.result.excerpt)
-            )
+    for waiting in run.awaiting:
+        op = await asyncio.to_thread(registry.ledger.get, str(waiting["operation"]))
+        if op is None:
+            continue
+        text, card = _card(op, registry, claimed.inbound.id)
+        await messages.once(f"approval-{op.id}", text, card)
+        view.changes.append(m.approval_needed(op.action, str(op.target)))
 
 
 async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
     """A click on Approve or Refuse."""
     inbound = claimed.inbound
-    registry = worker.backend.registry
+    registry = worker.product.registry
     slack = worker.slack
 
     async def tell(text: str) -> None:
@@ -105,73 +93,69 @@ async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
     try:
         value = json.loads(str(inbound.data.get("value") or "{}"))
         op_id, digest = str(value["op"]), str(value["digest"])
+        request_id = str(value.get("req") or "")
     except (ValueError, KeyError, TypeError):
         await tell(m.cannot_decide("this request", "the button carried no operation"))
         return
     lock = _LOCKS.setdefault(op_id, asyncio.Lock())
     try:
         async with lock:
-            await _decide(worker, inbound, op_id, digest, tell, messages)
+            decided = await _decide(worker, registry, inbound, op_id, digest, request_id, tell)
     finally:
         if not lock.locked():
             _LOCKS.pop(op_id, None)
+    if decided and request_id:
+        # The paused run goes on (apply, check, verify) in the request that asked for it.
+        await asyncio.to_thread(worker.inbox.resume, request_id)
+        worker.kick()
 
 
 async def _decide(
     worker: Worker,
+    registry: MutateRegistry,
     inbound: Inbound,
     op_id: str,
     digest: str,
+    request_id: str,
     tell: Callable[[str], Awaitable[None]],
-    messages: Messages,
-) -> None:
-    registry = worker.backend.registry
+) -> bool:
+    """Record the click's decision on the operation; True when one was recorded."""
     slack = worker.slack
-    assert registry is not None
     op = await asyncio.to_thread(registry.ledger.get, op_id)
     if op is None:
         await tell(m.cannot_decide(op_id, "no such operation"))
-        return
+        return False
     if op.phase is not Phase.AWAITING_APPROVAL:
         await tell(m.already_decided(op_id, op.phase.value))
-        return
+        return False
+    if op.approval is not None and changes.usable_approval(registry, op):
+        await tell(m.already_decided(op_id, f"approved by {op.approval.approver}"))
+        return False
     age = registry.clock() - op.created_at
     if age > timedelta(seconds=registry.policy.approval_ttl_s):
         await tell(m.approval_expired(op_id))
-        return
+        return False
     if op.args_digest != digest:
         await tell(m.stale_button(op_id))
-        return
+        return False
     action = MutationAction(op.action)
     approvers = registry.policy.approvers_for(action)
     if inbound.user not in approvers:
         await tell(m.not_an_approver(op.action, approvers))
-        return
+        return False
     approve = inbound.data.get("action_id") == blocks.ACTION_APPROVE
+    decide_fn = changes.approve if approve else changes.refuse
     try:
-        if approve:
-            await asyncio.to_thread(
-                approvals.approve, registry.ledger, registry.policy, op_id, inbound.user
-            )
-        else:
-            await asyncio.to_thread(
-                approvals.refuse, registry.ledger, registry.policy, op_id, inbound.user
-            )
+        await asyncio.to_thread(decide_fn, registry.ledger, registry.policy, op_id, inbound.user)
     except ValueError as e:
         await tell(m.cannot_decide(op_id, str(e)))
-        return
+        return False
     except ToolError as e:  # someone moved it first (409), or the ledger is unreachable
         current = await asyncio.to_thread(registry.ledger.get, op_id)
         phase = current.phase.value if current else "gone"
         await tell(m.already_decided(op_id, phase) if current else m.cannot_decide(op_id, str(e)))
-        return
-    if not approve:
-        text, card = _card(op, worker, decided=m.refused_by(inbound.user, op_id))
-        await slack.update(inbound.channel, inbound.ts, text, blocks=card)
-        return
-    # Only the click that recorded the approval applies it; once, through the ledger.
-    text, card = _card(op, worker, decided=m.approved_by(inbound.user, op_id))
+        return False
+    said = m.approved_by(inbound.user, op_id) if approve else m.refused_by(inbound.user, op_id)
+    text, card = _card(op, registry, request_id, decided=said)
     await slack.update(inbound.channel, inbound.ts, text, blocks=card)
-    outcome = await asyncio.to_thread(registry.resume, op_id)
-    phase = outcome.phase.value if outcome.phase else "unknown"
-    await messages.once(f"applied-{op_id}", m.applied(op_id, phase, outcome.result.excerpt))
+    return True

@@ -180,9 +180,10 @@ def answer(markdown: str, *, prefix: str | None, max_chars: int, max_messages: i
 # -- approval --------------------------------------------------------------------------------
 
 
-def button_value(op_id: str, digest: str) -> str:
-    """What a click sends back: the operation and the exact argument digest it was shown."""
-    return json.dumps({"op": op_id, "digest": digest}, separators=(",", ":"))
+def button_value(op_id: str, digest: str, request_id: str = "") -> str:
+    """What a click sends back: the operation, the exact argument digest it was shown, and
+    the request whose paused run the decision wakes."""
+    return json.dumps({"op": op_id, "digest": digest, "req": request_id}, separators=(",", ":"))
 
 
 def approval(
@@ -192,6 +193,7 @@ def approval(
     target: str,
     args: dict[str, Any],
     digest: str,
+    request_id: str = "",
     dry_run: dict[str, Any],
     approvers: tuple[str, ...],
     ttl_s: int,
@@ -222,7 +224,7 @@ def approval(
     if decided:
         out.append(SectionBlock(text=MarkdownTextObject(text=decided)))
     else:
-        value = button_value(op_id, digest)
+        value = button_value(op_id, digest, request_id)
         out.append(DividerBlock())
         out.append(
             ActionsBlock(

@@ -22,7 +22,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from tools.redact import Redactor
-from triage.settings import SlackSettings
+from triage.core.settings import SlackSettings
 
 METADATA_EVENT = "triage_message"
 _READS = frozenset({"conversations.replies", "chat.getPermalink"})

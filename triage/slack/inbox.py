@@ -55,6 +55,7 @@ class Kind(StrEnum):
 
 class State(StrEnum):
     QUEUED = "queued"  # waiting for, or in the hands of, a worker
+    WAITING = "waiting"  # paused for a person's approval; due again at `lease_until` (expiry)
     DONE = "done"  # answered
     FAILED = "failed"  # given up after max attempts; the user was told
 
@@ -191,8 +192,9 @@ class Inbox:
     ) -> Claimed | None:
         """Take the oldest request nobody holds (or `request_id` only), for `lease_s`."""
         now = time.time() if now is None else now
-        where = "state = ? AND lease_until < ?"
-        args: list[Any] = [State.QUEUED.value, now]
+        # a paused request whose approval expired is due too: its run ends, refused
+        where = "state IN (?, ?) AND lease_until < ?"
+        args: list[Any] = [State.QUEUED.value, State.WAITING.value, now]
         if request_id is not None:
             where += " AND id = ?"
             args.append(request_id)
@@ -205,9 +207,9 @@ class Inbox:
             if row is None:
                 return None
             db.execute(
-                "UPDATE slack_inbox SET holder = ?, lease_until = ?, attempts = attempts + 1, "
-                "updated_at = ? WHERE id = ?",
-                (holder, now + lease_s, now, row[0]),
+                "UPDATE slack_inbox SET state = ?, holder = ?, lease_until = ?, "
+                "attempts = attempts + 1, updated_at = ? WHERE id = ?",
+                (State.QUEUED.value, holder, now + lease_s, now, row[0]),
             )
         return Claimed(
             inbound=Inbound.from_row(row[0], row[1], row[2]),
@@ -256,6 +258,36 @@ class Inbox:
                     claimed.inbound.id,
                     claimed.holder,
                 ),
+            )
+            return cur.rowcount == 1
+
+    def wait(self, claimed: Claimed, *, until: float) -> bool:
+        """Park the request while a person decides (approval); it is due again at `until`
+        (the approval's expiry) unless `resume` wakes it first. Attempts start over then:
+        waiting is not failing."""
+        with self._tx() as db:
+            cur = db.execute(
+                "UPDATE slack_inbox SET state = ?, holder = NULL, lease_until = ?, attempts = 0, "
+                "steps = ?, updated_at = ? WHERE id = ? AND holder = ?",
+                (
+                    State.WAITING.value,
+                    until,
+                    json.dumps(claimed.steps),
+                    time.time(),
+                    claimed.inbound.id,
+                    claimed.holder,
+                ),
+            )
+            return cur.rowcount == 1
+
+    def resume(self, request_id: str) -> bool:
+        """Make a parked request due now (a person decided); False when it is not parked."""
+        now = time.time()
+        with self._tx() as db:
+            cur = db.execute(
+                "UPDATE slack_inbox SET state = ?, lease_until = 0, updated_at = ? "
+                "WHERE id = ? AND state = ?",
+                (State.QUEUED.value, now, request_id, State.WAITING.value),
             )
             return cur.rowcount == 1
 

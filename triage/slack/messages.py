@@ -43,6 +43,10 @@ def progress_attempt(number: int) -> str:
 PROGRESS_SUBMITTED = "Report written to the cluster; the checker is verifying it."
 PROGRESS_JUDGING = "Checking the answer against the evidence."
 PROGRESS_DONE = "Done: the answer is in this thread and the ticket shows the outcome."
+PROGRESS_AWAITING_APPROVAL = (
+    "Paused: the change you asked for needs an approver's click below. I carry on (apply it, "
+    "check it took effect, verify the answer) as soon as it is decided."
+)
 
 
 def gave_up(attempts: int, reason: str) -> str:
@@ -57,6 +61,7 @@ def gave_up(attempts: int, reason: str) -> str:
 TICKET_HEADER = "Incident ticket"
 STATUS_INVESTIGATING = "Investigating"
 STATUS_ANSWERED = "Answered"
+STATUS_AWAITING_APPROVAL = "Waiting for approval"
 STATUS_FAILED = "Failed"
 LABEL_STATUS = "Status"
 LABEL_OWNER = "Owner"
@@ -79,6 +84,10 @@ OUTCOME_WORDS = {
         "Not verified: the checker's model did not answer; only the automatic checks ran."
     ),
     "unchecked": "Not checked: checking is switched off by the operator's policy.",
+    "awaiting_approval": (
+        "Not checked yet: the change you asked for waits for an approver; the answer is "
+        "checked once it is applied."
+    ),
 }
 
 

@@ -3,9 +3,11 @@
 A request is claimed with a lease (renewed while the run goes on), worked through in steps that
 are recorded as they happen (triage/slack/ticket.py), and finished; any failure gives it back to
 the inbox to be picked up again, by this replica or another, up to `max_attempts`. The
-investigation itself runs the real graph and the judge loop (triage/loop.py) in a thread, with
-the Slack thread id as the checkpointer's thread id, so a run cut short by a crash resumes from
-its last checkpoint instead of starting over.
+investigation is the product's one checked run (`App.checked_run`, triage/app.py) in a thread,
+with the Slack thread id as its run id, so a run cut short by a crash resumes from its last
+checkpoint instead of starting over. A run that pauses for a person's approval parks the
+request (`Inbox.wait`); the click that decides wakes it (`Inbox.resume`) and the same run goes
+on from its checkpoint: the change is applied inside the run, before the judge, never after.
 """
 
 from __future__ import annotations
@@ -19,52 +21,24 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-from judge import Judge
-from policies.verification import VerificationPolicy
-from tools.mutate import MutateRegistry
-from tools.read import ReadTools
-from tools.redact import Redactor
-from triage import intake, render
-from triage.budget import Budget
-from triage.graph import RunResult, build_graph, checkpointer_for
-from triage.loop import CheckedRun, run_checked
-from triage.models import Deliverable, RequestKind
-from triage.planner import Planner, TakesFeedback
-from triage.report import ReportStore, root_cause_line
-from triage.settings import GraphSettings, SlackSettings, StateSettings
+from triage.app import App, Request, Requester
+from triage.core.models import Deliverable, Goal, RequestKind
+from triage.core.settings import SlackSettings
+from triage.reports import render
 from triage.slack import blocks, metrics
 from triage.slack import messages as m
 from triage.slack.client import Slack, SlackError
 from triage.slack.inbox import Claimed, Inbound, Inbox, Kind, State
 from triage.slack.ticket import Messages, Progress, Ticket
-from triage.state import TriageState, draft_of, evidence_of, goal_of
+from triage.verification.loop import CheckedRun, Outcome
 
 log = logging.getLogger("triage.slack")
 
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 POLL_S = 1.0
 MAX_BACKOFF_S = 30.0
-
-
-@dataclass
-class Backend:
-    """What a run needs: the read tools, where reports go, the judge, the policy; and, when
-    changes are enabled, the mutate registry (its ledger and policy)."""
-
-    tools: ReadTools
-    planner: Callable[[], Planner]
-    judge: Judge | None
-    store: ReportStore | None
-    verification: VerificationPolicy
-    redactor: Redactor
-    graph: GraphSettings
-    state: StateSettings
-    registry: MutateRegistry | None = None
-    default_namespace: str | None = None
-    channel_namespaces: dict[str, str] = field(default_factory=dict)
 
 
 def words_of(text: str) -> str:
@@ -79,81 +53,22 @@ def thread_id(inbound: Inbound) -> str:
     return f"{inbound.thread_id}:{inbound.ts}"
 
 
-def _attempt(
-    backend: Backend,
-    planner: Planner,
-    words: str,
-    *,
-    namespace: str | None,
-    now: float,
-    thread: str,
-    on_progress: Callable[[dict[str, Any]], None],
-) -> RunResult:
-    """Run the graph on `thread`, or resume it from its last checkpoint (after a crash), or
-    return its result if it had already finished."""
-    start = time.perf_counter()
-    config: Any = {
-        "configurable": {"thread_id": thread},
-        "recursion_limit": backend.graph.recursion_limit,
-    }
-    with checkpointer_for(backend.state) as saver:
-        graph = build_graph(planner, backend.tools, backend.graph, saver)
-        snapshot = graph.get_state(config)
-        finished = bool(snapshot.values) and not snapshot.next
-        if not finished:
-            inputs: TriageState | None = None
-            if not snapshot.next:
-                inputs = {"words": words, "namespace": namespace, "now": now, "evidence": []}
-            for mode, chunk in graph.stream(inputs, config, stream_mode=["custom", "updates"]):
-                if mode == "custom" and isinstance(chunk, dict):
-                    on_progress(chunk)
-        final = cast(TriageState, graph.get_state(config).values)
-    return RunResult(
-        thread_id=thread,
-        goal=goal_of(final),
-        evidence=evidence_of(final),
-        draft=draft_of(final),
-        seconds=time.perf_counter() - start,
+def requester(inbound: Inbound) -> Requester:
+    """Who asked: a person, unless Slack says a bot or an app wrote the message."""
+    bot = bool(inbound.data.get("bot_id")) or inbound.data.get("subtype") == "bot_message"
+    return Requester(
+        who=f"slack:{inbound.team}/{inbound.user or inbound.data.get('bot_id') or '?'}",
+        where=f"slack:{inbound.team}/{inbound.channel}/{inbound.thread_ts}",
+        person=not bot,
     )
 
 
-def investigate(
-    backend: Backend,
-    inbound: Inbound,
-    words: str,
-    namespace: str | None,
-    on_progress: Callable[[dict[str, Any]], None],
-) -> CheckedRun:
-    """The checked run for one mention (blocking: call it in a thread)."""
-    budget = Budget(backend.verification.budget, backend.verification.pricing)
-    run = thread_id(inbound)
-    now = float(inbound.ts)
+class Paused(Exception):
+    """The run waits for a person's approval until `until` (unix seconds)."""
 
-    def worker(attempt: int, feedback: tuple[str, ...]) -> RunResult:
-        planner = backend.planner()
-        if feedback and isinstance(planner, TakesFeedback):
-            planner.take_feedback(feedback)
-        thread = run if attempt == 1 else f"{run}:attempt-{attempt}"
-        return _attempt(
-            backend,
-            planner,
-            words,
-            namespace=namespace,
-            now=now,
-            thread=thread,
-            on_progress=on_progress,
-        )
-
-    return run_checked(
-        worker=worker,
-        judge=backend.judge,
-        store=backend.store,
-        policy=backend.verification,
-        budget=budget,
-        redactor=backend.redactor,
-        run_id=run,
-        on_progress=on_progress,
-    )
+    def __init__(self, until: float) -> None:
+        super().__init__(f"waiting for approval until {until:.0f}")
+        self.until = until
 
 
 def _progress_text(event: dict[str, Any], state: dict[str, Any]) -> str | None:
@@ -176,21 +91,19 @@ class Worker:
         self,
         inbox: Inbox,
         slack: Slack,
-        backend: Backend,
+        product: App,
         settings: SlackSettings,
         *,
         decide: Callable[[Worker, Claimed, Messages], Awaitable[None]] | None = None,
-        propose: Callable[
-            [Worker, Claimed, Messages, CheckedRun, blocks.TicketView], Awaitable[None]
-        ]
+        ask: Callable[[Worker, Claimed, Messages, CheckedRun, blocks.TicketView], Awaitable[None]]
         | None = None,
     ) -> None:
         self.inbox = inbox
         self.slack = slack
-        self.backend = backend
+        self.product = product
         self.settings = settings
         self.decide = decide
-        self.propose = propose
+        self.ask = ask
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(settings.workers)
@@ -247,6 +160,9 @@ class Worker:
                     await self.decide(self, claimed, messages)
             else:
                 await self.mention(claimed, messages)
+        except Paused as p:
+            await asyncio.to_thread(self.inbox.wait, claimed, until=p.until)
+            return
         except asyncio.CancelledError:
             # Shutting down: hand the request straight back so a restart or another replica
             # carries on now instead of after the lease (its steps say where it was).
@@ -283,6 +199,17 @@ class Worker:
 
     # -- a mention -------------------------------------------------------------------------------
 
+    def request_for(self, inbound: Inbound, words: str) -> Request:
+        product = self.product
+        return Request(
+            words=words,
+            default_namespace=self.settings.channel_namespaces.get(inbound.channel)
+            or product.context_namespace,
+            run_id=thread_id(inbound),
+            now=float(inbound.ts),
+            requester=requester(inbound),
+        )
+
     async def mention(self, claimed: Claimed, messages: Messages) -> None:
         inbound = claimed.inbound
         steps = claimed.steps
@@ -297,12 +224,8 @@ class Worker:
         if not words:
             await messages.once("reply", m.EMPTY_MENTION)
             return
-        goal = intake.parse(words, now=float(inbound.ts))
-        if goal.scope.namespace is None:  # the user's words win; then the channel's default
-            fallback = self.backend.channel_namespaces.get(inbound.channel)
-            goal = intake.parse(
-                words, now=float(inbound.ts), namespace=fallback or self.backend.default_namespace
-            )
+        request = self.request_for(inbound, words)
+        goal = self.product.intake(request)  # once per request
         if goal.kind is RequestKind.CASUAL:
             await messages.once("reply", m.CASUAL_REPLY)
             return
@@ -320,12 +243,17 @@ class Worker:
         ticket = Ticket(messages, view)
         await ticket.open()
 
-        checked = await self._run(claimed, words, goal.scope.namespace, progress)
+        checked = await self._run(claimed, request, goal, progress)
 
+        if checked.outcome is Outcome.AWAITING_APPROVAL:
+            view.status = m.STATUS_AWAITING_APPROVAL
+            if self.ask is not None:
+                await self.ask(self, claimed, messages, checked, view)
+            await ticket.show()
+            await progress.set(m.PROGRESS_AWAITING_APPROVAL, force=True)
+            raise Paused(max(float(a.get("expires_at") or 0) for a in checked.awaiting) + 1)
         # The verdict is in: only now does the ticket change.
         self._fill(view, checked)
-        if self.propose is not None and goal.mutations_named:
-            await self.propose(self, claimed, messages, checked, view)
         await ticket.show()
         steps["ticket_final"] = checked.outcome.value
         await messages.save()
@@ -333,7 +261,7 @@ class Worker:
         await progress.set(m.PROGRESS_DONE, force=True)
 
     async def _run(
-        self, claimed: Claimed, words: str, namespace: str, progress: Progress
+        self, claimed: Claimed, request: Request, goal: Goal, progress: Progress
     ) -> CheckedRun:
         latest: dict[str, Any] = {"text": None}
         counts: dict[str, Any] = {}
@@ -344,9 +272,7 @@ class Worker:
                 latest["text"] = text
 
         run = asyncio.create_task(
-            asyncio.to_thread(
-                investigate, self.backend, claimed.inbound, words, namespace, on_progress
-            )
+            asyncio.to_thread(self.product.checked_run, request, goal, on_progress=on_progress)
         )
         renew_every = max(self.settings.lease_s / 3, 0.2)
         tick = min(renew_every, max(self.settings.progress_interval_s, 0.2))
@@ -373,7 +299,7 @@ class Worker:
         view.outcome = checked.outcome.value
         if draft is not None:
             view.title = draft.title
-            view.root_cause = root_cause_line(draft)
+            view.root_cause = draft.cause_line()
         if checked.report is not None:
             view.report = (checked.report.namespace, checked.report.name)
         elif Deliverable.RCA in checked.best.goal.deliverables:
@@ -381,6 +307,14 @@ class Worker:
         if checked.verdict is not None:
             view.missing = list(checked.verdict.missing)
             view.nonexistent = list(checked.verdict.nonexistent)
+        for done in checked.best.mutations:
+            view.changes.append(
+                m.change_result(
+                    str(done.get("action") or "change"),
+                    str(done.get("target") or ""),
+                    str(done.get("excerpt") or ""),
+                )
+            )
 
     async def _answer(self, messages: Messages, checked: CheckedRun) -> None:
         if messages.steps.get("answered"):

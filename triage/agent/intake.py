@@ -1,0 +1,201 @@
+"""Intake: the user's message becomes a `Goal`, keeping their words verbatim.
+
+Deterministic on purpose: the same message gives the same goal with or without a model, and
+the judge later reads `Goal.words` (what was asked), not our interpretation of it. Things the
+message names are only candidates here; the investigation checks they exist and reports the
+ones that don't.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from tools.redact import DEFAULT
+from triage.core.models import Deliverable, Goal, RequestKind, Scope, Workload
+
+_CASUAL = re.compile(
+    r"^\s*((thanks?( you)?|thx|ty|cheers|hi|hello|hey|ok(ay)?|cool|nice|great|good (job|bot)|"
+    r"👍|🙏|lol)[\s!.,🙏👍]*)+$",
+    re.I,
+)
+_MUTATIONS = {
+    "rollout_restart": re.compile(r"\b(rollout\s+)?restart\b", re.I),
+    "scale": re.compile(r"\bscale\b", re.I),
+    "rollback": re.compile(r"\broll\s*-?back\b|\bundo the (deploy|rollout)\b", re.I),
+    "delete_pod": re.compile(r"\b(delete|kill)\s+(the\s+)?pod\b", re.I),
+    "silence_create": re.compile(r"\bsilence\b|\bmute\b", re.I),
+}
+_RCA = re.compile(r"\b(rca|root[- ]cause|post-?mortem|incident report)\b", re.I)
+_WRITE = re.compile(r"\b(write|draft|file|submit|create|produce)\b", re.I)
+_NAME = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+_NS_PATTERNS = (
+    re.compile(rf"\b{_NAME}\.(?P<ns>{_NAME})\.svc\b", re.I),
+    re.compile(rf"\bnamespace[:= ]+[`'\"]?(?P<ns>{_NAME})\b", re.I),
+    re.compile(rf"\b-n\s+(?P<ns>{_NAME})\b"),
+    re.compile(rf"\b(?P<ns>{_NAME})\s+namespace\b", re.I),
+    re.compile(rf"\bin\s+[`'\"]?(?P<ns>{_NAME})[`'\"]?(?=[\s,.;:!?)]|$)", re.I),
+    re.compile(
+        rf"\b(deploy(ed)?|rolled out|shipped|released|pushed)\b[^.?!]*?\b(to|into)\s+"
+        rf"[`'\"]?(?P<ns>{_NAME})[`'\"]?(?=[\s,.;:!?)]|$)",
+        re.I,
+    ),
+)
+_KIND_WORDS = {
+    "deployment": "Deployment",
+    "deploy": "Deployment",
+    "service": "Service",
+    "svc": "Service",
+    "job": "Job",
+    "pod": "Pod",
+    "statefulset": "StatefulSet",
+    "hpa": "HorizontalPodAutoscaler",
+    "pvc": "PersistentVolumeClaim",
+}
+_KIND_NAME = re.compile(
+    rf"(?<![\w-])((?P<kind>deployment|service|statefulset|daemonset)\s+|"
+    rf"(?P<kind2>{'|'.join(_KIND_WORDS)})/)[`'\"]?(?P<name>{_NAME})\b",
+    re.I,
+)
+_SVC_DNS = re.compile(rf"\b(?P<name>{_NAME})\.{_NAME}\.svc\b", re.I)
+_HYPHENATED = re.compile(r"(?<![\w/.-])(?P<name>[a-z][a-z0-9]*(-[a-z0-9]+)+)(?![\w/.-])")
+_NOT_NAMES = {
+    "crash-loop",
+    "crash-looping",
+    "read-only",
+    "root-cause",
+    "post-mortem",
+    "on-call",
+    "follow-up",
+    "roll-back",
+    "re-deploy",
+    "out-of-memory",
+    "time-out",
+    "so-called",
+    "up-to-date",
+    "in-flight",
+    "right-now",
+    "non-zero",
+    "half-open",
+    "long-running",
+}
+_STOP_NAMES = {"in", "is", "on", "at", "of", "for", "was", "has", "and", "to", "keeps", "seems"}
+_STOP_NS = {
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "this",
+    "that",
+    "it",
+    "there",
+    "here",
+    "production",
+    "order",
+    "time",
+    "minutes",
+    "hours",
+    "seconds",
+    "progress",
+    "between",
+    "front",
+    "general",
+    "place",
+}
+_SINCE_CLOCK = re.compile(r"\bsince\s+(?P<h>\d{1,2}):(?P<m>\d{2})\b", re.I)
+_LAST = re.compile(
+    r"\b(last|past)\s+(?P<n>\d+)\s*(?P<u>m|min|mins|minutes?|h|hrs?|hours?|d|days?)\b", re.I
+)
+
+
+def _kind(words: str, mutations: tuple[str, ...]) -> tuple[RequestKind, tuple[Deliverable, ...]]:
+    if _CASUAL.match(words):
+        return RequestKind.CASUAL, ()
+    deliverables: list[Deliverable] = []
+    if _RCA.search(words) and _WRITE.search(words):
+        deliverables.append(Deliverable.RCA)
+    if mutations:
+        deliverables.append(Deliverable.MUTATION)
+    if deliverables:
+        return RequestKind.KEEP_SEND_CHANGE, tuple(deliverables)
+    return RequestKind.FIND_TELL, (Deliverable.ANSWER,)
+
+
+def _namespace(words: str) -> str | None:
+    for pattern in _NS_PATTERNS:
+        for m in pattern.finditer(words):
+            ns = m.group("ns").lower()
+            if ns not in _STOP_NS and not ns.isdigit():
+                return ns
+    return None
+
+
+def _workloads(words: str, namespace: str | None) -> tuple[Workload, ...]:
+    found: dict[str, Workload] = {}
+    for m in _SVC_DNS.finditer(words):
+        found[m.group("name").lower()] = Workload(kind="Service", name=m.group("name").lower())
+    for m in _KIND_NAME.finditer(words):
+        name = m.group("name").lower()
+        if name != namespace and name not in _STOP_NS and name not in _STOP_NAMES:
+            kind = (m.group("kind") or m.group("kind2")).lower()
+            found[name] = Workload(kind=_KIND_WORDS[kind], name=name)
+    for m in _HYPHENATED.finditer(words):
+        name = m.group("name").lower()
+        if name not in found and name != namespace and name not in _NOT_NAMES:
+            found[name] = Workload(name=name)
+    return tuple(found.values())
+
+
+def _window(words: str, now: float, default_window_s: float) -> tuple[float, float]:
+    m = _LAST.search(words)
+    if m:
+        unit = m.group("u").lower()[0]
+        seconds = int(m.group("n")) * {"m": 60, "h": 3600, "d": 86400}[unit]
+        return now - seconds, now
+    m = _SINCE_CLOCK.search(words)
+    if m:
+        current = datetime.fromtimestamp(now, UTC)
+        hour, minute = int(m.group("h")), int(m.group("m"))
+        if hour < 24 and minute < 60:
+            start = current.replace(hour=hour, minute=minute, second=0, microsecond=0)
+            if start > current:
+                start -= timedelta(days=1)
+            # look a little before the reported start: causes precede symptoms
+            return start.timestamp() - 1800, now
+    return now - default_window_s, now
+
+
+def parse(
+    words: str,
+    *,
+    now: float,
+    namespace: str | None = None,
+    default_namespace: str | None = None,
+    cluster: str | None = None,
+    default_window_s: float = 3 * 3600.0,
+) -> Goal:
+    """Turn a message into a Goal. An explicit `namespace` (a -n flag) wins over one found in
+    the text, which wins over `default_namespace` (the Slack channel's, the kube context's).
+
+    The words are kept verbatim except for secrets, which are masked first: a password pasted
+    into a question must not reach a model, the judge, Slack or storage either.
+    """
+    words = DEFAULT.text(words)
+    mutations = tuple(name for name, rx in _MUTATIONS.items() if rx.search(words))
+    kind, deliverables = _kind(words, mutations)
+    ns = namespace or _namespace(words) or default_namespace
+    since, until = _window(words, now, default_window_s)
+    return Goal(
+        words=words,
+        kind=kind,
+        scope=Scope(
+            cluster=cluster,
+            namespace=ns,
+            workloads=_workloads(words, ns) if kind is not RequestKind.CASUAL else (),
+            since=since,
+            until=until,
+        ),
+        deliverables=deliverables,
+        mutations_named=mutations if kind is not RequestKind.CASUAL else (),
+    )

@@ -1,0 +1,314 @@
+"""`triage ops`: the ledger from a terminal — list, show, approve, refuse, undo.
+
+Reading and approving use your own kubeconfig identity (`--as USER` impersonates, as kubectl
+does): the apiserver says who you are (a SelfSubjectReview), and that name is what the policy's
+approvers list is checked against and what the Operation records. Applying an approved
+operation or an undo goes, like every write, through the mutator ServiceAccount by impersonation
+and through the ledger.
+
+Exit statuses: 0 done (the operation is Succeeded, or the command only read); 1 not done (waiting
+for approval, superseded, failed, unknown — the message says what next); 2 usage or
+configuration error; 3 the apiserver is unreachable or refused us; 4 no such operation;
+5 refused (by policy, or you may not approve it).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from kubernetes import client as k8s
+from rich.console import Console
+from rich.table import Table
+
+from policies.model import MutationPolicy
+from tools.errors import NotFound, ToolError
+from tools.mutate.ledger import KubeLedger, Operation, Phase
+from tools.mutate.registry import MutateRegistry, Outcome
+from tools.results import ErrorKind, ToolStatus
+from triage.agent import changes
+from triage.app import App, kube_client, mutate_registry
+from triage.cli.common import (
+    ContextOpt,
+    KubeconfigOpt,
+    fail,
+    plain_errors,
+    settings_with,
+)
+from triage.core.errors import EXIT_CLUSTER, EXIT_NOT_FOUND, EXIT_OK
+
+EXIT_NOT_DONE = 1
+EXIT_REFUSED = 5
+
+ops_app = typer.Typer(
+    name="ops",
+    help="The ledger of changes Triage made or was asked to make: list, show, approve, undo.",
+    no_args_is_help=True,
+)
+
+AsOpt = Annotated[
+    str | None, typer.Option("--as", help="Act as this user (impersonation, like kubectl --as).")
+]
+PolicyOpt = Annotated[
+    Path | None, typer.Option("--policy", help="Policy file (default: TRIAGE_POLICY_FILE).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+IdArg = Annotated[str, typer.Argument(help="Operation ID (see `triage ops list`).")]
+
+
+_fail = fail
+
+
+class _Session:
+    """The clients and policy one `triage ops` command works with."""
+
+    def __init__(
+        self,
+        kubeconfig: Path | None,
+        context: str | None,
+        as_user: str | None,
+        policy_file: Path | None,
+    ) -> None:
+        self.settings = settings_with(kubeconfig)
+        if policy_file is not None:
+            self.settings.policy_file = policy_file
+        self.base, _ = kube_client(self.settings, context)
+        self.me: k8s.ApiClient = self.base
+        if as_user:
+            cfg = copy.deepcopy(self.base.configuration)
+            self.me = k8s.ApiClient(cfg)
+            self.me.set_default_header("Impersonate-User", as_user)  # type: ignore[no-untyped-call]
+        m = self.settings.mutations
+        self.ledger = KubeLedger(self.me, namespace=m.ledger_namespace, timeout_s=m.timeout_s)
+
+    def policy(self) -> MutationPolicy:
+        return App.load_policy(self.settings).mutations
+
+    def whoami(self) -> str:
+        try:
+            return changes.whoami(self.me, timeout_s=self.settings.mutations.timeout_s)
+        except ToolError as e:
+            raise _fail(f"cannot tell who you are: {e}", EXIT_CLUSTER) from e
+
+    def registry(self) -> MutateRegistry:
+        """Writes as the mutator ServiceAccount, impersonated from your own credentials."""
+        registry = mutate_registry(
+            self.settings, App.load_policy(self.settings), self.base, always=True
+        )
+        assert registry is not None
+        return registry
+
+    def get(self, op_id: str) -> Operation:
+        try:
+            op = self.ledger.get(op_id)
+        except ToolError as e:
+            raise _ledger_error(e) from e
+        if op is None:
+            raise _fail(f"no operation {op_id}; list them with `triage ops list`", EXIT_NOT_FOUND)
+        return op
+
+
+def _ledger_error(e: ToolError) -> typer.Exit:
+    if e.kind is ErrorKind.NOT_FOUND:
+        return _fail(
+            "the ledger is not installed (no operations.triage.dev CRD); apply "
+            "helm/triage/crds/operation.yaml",
+            EXIT_NOT_FOUND,
+        )
+    return _fail(
+        f"cannot read the ledger: {e}. Check the kubeconfig context and your rights on "
+        "operations.triage.dev",
+        EXIT_CLUSTER,
+    )
+
+
+def _age(op: Operation) -> str:
+    seconds = int((datetime.now(UTC) - op.created_at).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{max(seconds, 0)}s"
+
+
+def _emit_outcome(outcome: Outcome, as_json: bool) -> int:
+    op = outcome.operation
+    if as_json:
+        doc: dict[str, Any] = {"result": outcome.result.model_dump(mode="json")}
+        doc["operation"] = op.model_dump(mode="json") if op else None
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write(outcome.result.excerpt + "\n")
+    if outcome.result.status is ToolStatus.OK:
+        return int(EXIT_OK)
+    if outcome.result.status is ToolStatus.DENIED:
+        return EXIT_REFUSED
+    if op is None and outcome.result.error_kind is ErrorKind.NOT_FOUND:
+        return EXIT_NOT_FOUND
+    if op is None and outcome.result.error_kind in (ErrorKind.UNREACHABLE, ErrorKind.TIMEOUT):
+        return EXIT_CLUSTER
+    return EXIT_NOT_DONE
+
+
+@ops_app.command("list")
+@plain_errors
+def list_(
+    phase: Annotated[
+        str | None, typer.Option("--phase", help="Only this phase, e.g. AwaitingApproval.")
+    ] = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every operation in the ledger, oldest first."""
+    s = _Session(kubeconfig, context, as_user, None)
+    try:
+        ops = s.ledger.list()
+    except ToolError as e:
+        raise _ledger_error(e) from e
+    if phase:
+        ops = [o for o in ops if o.phase.value.lower() == phase.lower()]
+    if as_json:
+        sys.stdout.write(json.dumps([o.model_dump(mode="json") for o in ops], indent=2) + "\n")
+        raise typer.Exit(EXIT_OK)
+    if not ops:
+        sys.stdout.write("No operations.\n")
+        raise typer.Exit(EXIT_OK)
+    table = Table(box=None, header_style="bold")
+    for col in ("ID", "ACTION", "TARGET", "PHASE", "APPROVER", "AGE"):
+        table.add_column(col)
+    for o in ops:
+        approver = o.approval.approver if o.approval else (o.refused_by or "")
+        table.add_row(o.id, o.action, str(o.target), o.phase.value, approver, _age(o))
+    Console(width=200).print(table)
+    raise typer.Exit(EXIT_OK)
+
+
+@ops_app.command()
+@plain_errors
+def show(
+    op_id: IdArg,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One operation: what was asked, the plan, before and after, approval, inverse."""
+    s = _Session(kubeconfig, context, as_user, None)
+    op = s.get(op_id)
+    if as_json:
+        sys.stdout.write(json.dumps(op.model_dump(mode="json"), indent=2) + "\n")
+        raise typer.Exit(EXIT_OK)
+    plan = {k: v for k, v in op.plan.items() if k != "template"}
+    lines = [
+        f"{op.id}: {op.action} {op.target} — {op.phase.value}",
+        f"  message:    {op.message}",
+        f"  arguments:  {json.dumps(op.args, sort_keys=True)}",
+        f"  plan:       {json.dumps(plan, sort_keys=True)}",
+        f"  run/step:   {op.run} / {op.step}",
+        f"  attempts:   {op.attempts}",
+        f"  before:     {json.dumps(op.before, sort_keys=True)}",
+        f"  after:      {json.dumps(op.after, sort_keys=True)}",
+    ]
+    if op.approval:
+        a = op.approval
+        used = f", used {a.used_at:%H:%M:%S}" if a.used_at else ", not used yet"
+        lines.append(
+            f"  approval:   {a.approver} at {a.approved_at:%Y-%m-%d %H:%M:%S} UTC, expires "
+            f"{a.expires_at:%H:%M:%S}{used}"
+        )
+    if op.refused_by:
+        lines.append(f"  refused by: {op.refused_by}")
+    if op.inverse:
+        lines.append(
+            f"  undo:       {op.inverse.action} {json.dumps(op.inverse.args)} "
+            f"(`triage ops undo {op.id}`)"
+        )
+    if op.undoes:
+        lines.append(f"  undoes:     {op.undoes}")
+    if op.undone_by:
+        lines.append(f"  undone by:  {op.undone_by}")
+    if op.phase is Phase.AWAITING_APPROVAL:
+        lines.append(f"  next:       `triage ops approve {op.id}` or `triage ops refuse {op.id}`")
+    sys.stdout.write("\n".join(lines) + "\n")
+    raise typer.Exit(EXIT_OK)
+
+
+@ops_app.command()
+@plain_errors
+def approve(
+    op_id: IdArg,
+    apply: Annotated[
+        bool, typer.Option("--apply/--no-apply", help="Apply it right after approving.")
+    ] = True,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    policy_file: PolicyOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Approve an operation as yourself (bound to its exact arguments, once, until it expires)."""
+    s = _Session(kubeconfig, context, as_user, policy_file)
+    s.get(op_id)
+    me = s.whoami()
+    try:
+        changes.approve(s.ledger, s.policy(), op_id, me)
+    except ValueError as e:
+        raise _fail(str(e), EXIT_REFUSED) from e
+    except NotFound as e:
+        raise _fail(f"no operation {op_id}", EXIT_NOT_FOUND) from e
+    except ToolError as e:
+        raise _fail(f"could not record the approval: {e}", EXIT_CLUSTER) from e
+    if not apply:
+        sys.stdout.write(f"{op_id} approved by {me}; it will be applied when its run resumes.\n")
+        raise typer.Exit(EXIT_OK)
+    raise typer.Exit(_emit_outcome(s.registry().resume(op_id), as_json))
+
+
+@ops_app.command()
+@plain_errors
+def refuse(
+    op_id: IdArg,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    policy_file: PolicyOpt = None,
+) -> None:
+    """Refuse an operation that waits for approval; it will never be applied."""
+    s = _Session(kubeconfig, context, as_user, policy_file)
+    s.get(op_id)
+    me = s.whoami()
+    try:
+        changes.refuse(s.ledger, s.policy(), op_id, me)
+    except ValueError as e:
+        raise _fail(str(e), EXIT_REFUSED) from e
+    except ToolError as e:
+        raise _fail(f"could not record the refusal: {e}", EXIT_CLUSTER) from e
+    sys.stdout.write(f"{op_id} refused by {me}; nothing will be changed.\n")
+    raise typer.Exit(EXIT_OK)
+
+
+@ops_app.command()
+@plain_errors
+def undo(
+    op_id: IdArg,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    policy_file: PolicyOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Apply a succeeded operation's recorded inverse, as a new ledgered operation."""
+    s = _Session(kubeconfig, context, as_user, policy_file)
+    s.get(op_id)
+    me = s.whoami()
+    try:
+        outcome = s.registry().undo(op_id, requested_by=me)
+    except ToolError as e:
+        raise _ledger_error(e) from e
+    raise typer.Exit(_emit_outcome(outcome, as_json))

@@ -1,0 +1,219 @@
+"""The words of DESIGN.md as types: Goal, Evidence, RCADraft and their parts.
+
+These are the contracts between intake, planners, the judge and every surface. Evidence is a
+tool outcome with an id; a claim may cite only evidence ids, and only evidence whose status is
+`ok` can support a claim (the judge checks this; the rules planner never cites anything else).
+
+An RCA's root cause is a causal chain: claims from the symptom the user sees, through the
+mechanism, to the cause a human acts on (the last link), each citing its evidence. Its class is
+a `CauseClass` (triage/core/causes.py); any other spelling is refused when a draft is built,
+so a wrong RCA cannot pass the judge by a spelling.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tools.results import ErrorKind, ToolResult, ToolStatus, digest
+from triage.core.causes import CauseClass
+
+
+class RequestKind(StrEnum):
+    CASUAL = "casual"  # "thanks", "hi": answered, never investigated
+    FIND_TELL = "find_tell"  # "why is X broken": an answer, judged by the answer
+    KEEP_SEND_CHANGE = "keep_send_change"  # write the RCA, restart, scale…: checked in the cluster
+
+
+class Deliverable(StrEnum):
+    RCA = "rca"
+    ANSWER = "answer"
+    MUTATION = "mutation"
+
+
+class Workload(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    kind: str | None = None  # Deployment, Service, Job … when the request says
+    name: str
+
+
+class Scope(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    cluster: str | None = None
+    namespace: str | None = None
+    workloads: tuple[Workload, ...] = ()
+    since: float | None = Field(default=None, description="Window start, unix seconds.")
+    until: float | None = Field(default=None, description="Window end, unix seconds.")
+
+
+class Goal(BaseModel):
+    """What was asked, kept in the user's own words for the judge."""
+
+    model_config = ConfigDict(frozen=True)
+    words: str
+    kind: RequestKind
+    scope: Scope
+    deliverables: tuple[Deliverable, ...]
+    mutations_named: tuple[str, ...] = ()
+
+
+class Evidence(BaseModel):
+    """One tool outcome, as recorded: what ran, what came back, how it ended."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    tool: str
+    args: dict[str, Any]
+    status: ToolStatus
+    excerpt: str
+    digest: str
+    error_kind: ErrorKind | None = None
+    data: Any = Field(default=None, exclude=False)
+    purpose: str | None = Field(
+        default=None,
+        description="What the call was made for, when its arguments do not say it (e.g. which "
+        "metric signal a PromQL query measures); readers look evidence up by it.",
+    )
+
+    @classmethod
+    def from_result(
+        cls,
+        evidence_id: str,
+        result: ToolResult,
+        args: dict[str, Any] | None = None,
+        purpose: str | None = None,
+    ) -> Evidence:
+        """`args` are the call's arguments as the planner asked (the key that makes a repeat
+        call recognisable); the tool's normalised arguments stay in its result."""
+        return cls(
+            id=evidence_id,
+            tool=result.tool,
+            args=result.args if args is None else args,
+            status=result.status,
+            excerpt=result.excerpt,
+            digest=result.raw_digest,
+            error_kind=result.error_kind,
+            data=result.data,
+            purpose=purpose,
+        )
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ToolStatus.OK
+
+
+class LinkRole(StrEnum):
+    """Where a claim sits in the causal chain."""
+
+    SYMPTOM = "symptom"  # what the user sees (errors, restarts, a stuck rollout)
+    MECHANISM = "mechanism"  # how the cause produces the symptom
+    CAUSE = "cause"  # what a human acts on: the chain's last link
+
+
+class Claim(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    text: str
+    evidence: tuple[str, ...] = Field(min_length=1, description="Ids of the evidence it rests on.")
+    role: LinkRole | None = Field(default=None, description="Its place in the causal chain.")
+
+
+class TimelineEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    at: str
+    what: str
+    evidence: tuple[str, ...] = ()
+
+
+class MutationProposal(BaseModel):
+    """A typed remediation the ledger could execute; proposing is never executing."""
+
+    model_config = ConfigDict(frozen=True)
+    action: Literal["rollout_restart", "scale", "rollback", "delete_pod", "silence_create", "none"]
+    target: str = Field(description="kind/namespace/name of what would change")
+    args: dict[str, Any] = Field(default_factory=dict)
+    rationale: str
+
+
+class SuspiciousInput(BaseModel):
+    """Instruction-like text found in tool output: quoted for a human, never obeyed."""
+
+    model_config = ConfigDict(frozen=True)
+    evidence: str = Field(description="Id of the evidence it was found in.")
+    where: str = Field(description="Where in that evidence (excerpt, data path).")
+    text: str = Field(description="The text, redacted and clipped.")
+    reason: str = Field(description="Which rule flagged it.")
+
+
+class RCADraft(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    title: str
+    summary: str = Field(description="The symptom and its impact, for a reader in a hurry.")
+    root_cause_class: CauseClass
+    cause: str = Field(
+        default="",
+        description="The cause in one sentence, e.g. 'DATABASE_URL lacks the scheme "
+        "separator; the container exits at start' (the printer column, the ticket, the page).",
+    )
+    impact: str
+    timeline: tuple[TimelineEntry, ...] = ()
+    root_cause: tuple[Claim, ...] = Field(
+        default=(),
+        description="The causal chain, symptom first, the cause a human acts on last.",
+    )
+    what_changed: tuple[Claim, ...] = Field(
+        default=(), description="The failing revision against the last good one, cited."
+    )
+    contributing_factors: tuple[Claim, ...] = ()
+    remediation: tuple[MutationProposal, ...] = ()
+    follow_ups: tuple[str, ...] = ()
+    inconclusive: bool = False
+    checked: tuple[str, ...] = Field(
+        default=(), description="What was looked at, in plain words, for an honest reader."
+    )
+    unavailable: tuple[str, ...] = Field(
+        default=(), description="Sources that could not be consulted (e.g. Prometheus down)."
+    )
+    nonexistent: tuple[str, ...] = Field(
+        default=(), description="Things the request named that do not exist."
+    )
+    planner: str = "rules"
+    suspicious_inputs: tuple[SuspiciousInput, ...] = Field(
+        default=(), description="Instruction-like text found in tool output (not obeyed)."
+    )
+    notes: tuple[str, ...] = Field(
+        default=(),
+        description="How the draft was made: model fallbacks, dropped claims, refused calls.",
+    )
+
+    @field_validator("root_cause_class", mode="before")
+    @classmethod
+    def _known_class(cls, value: object) -> CauseClass:
+        return CauseClass.parse(value)
+
+    def cited_ids(self) -> set[str]:
+        ids: set[str] = set()
+        for claim in (*self.root_cause, *self.what_changed, *self.contributing_factors):
+            ids.update(claim.evidence)
+        for entry in self.timeline:
+            ids.update(entry.evidence)
+        return ids
+
+    def cause_link(self) -> Claim | None:
+        """The chain's last link: the claim a human acts on (None when there is no chain)."""
+        causes = [c for c in self.root_cause if c.role is LinkRole.CAUSE]
+        if causes:
+            return causes[-1]
+        return self.root_cause[-1] if self.root_cause else None
+
+    def cause_line(self) -> str:
+        """The cause in one line: `cause`, else the chain's last link, else the summary."""
+        link = self.cause_link()
+        text = self.cause or (link.text if link else self.summary)
+        return " ".join(text.split())
+
+
+def draft_digest(draft: RCADraft) -> str:
+    """sha256 of the draft's canonical JSON: what submit stores and the judge compares."""
+    return digest(draft.model_dump(mode="json"))

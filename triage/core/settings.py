@@ -1,0 +1,347 @@
+"""The one settings root. Read from the environment here and only here, then passed down.
+
+Environment variables use the prefix `TRIAGE_` and `__` between group and field, e.g.
+`TRIAGE_PROMETHEUS__URL=http://prometheus:9090`. CLI flags override them. Nothing reads the
+environment at import time: `Settings()` is built by the entry point.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_state_dir() -> Path:
+    """$XDG_STATE_HOME/triage, else ~/.local/state/triage (where the checkpointer lives)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "triage"
+
+
+class KubeSettings(BaseModel):
+    kubeconfig: Path | None = Field(
+        default=None, description="Path to a kubeconfig; default: $KUBECONFIG or ~/.kube/config."
+    )
+    context: str | None = Field(default=None, description="kubeconfig context; default: current.")
+    timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Per-request timeout, seconds. An apiserver under incident load can be slow; "
+        "10 s still leaves room for ~20 calls inside a one-minute triage.",
+    )
+    page_size: int = Field(
+        default=250, ge=1, le=5000, description="Items per list page (the `limit` parameter)."
+    )
+    max_items: int = Field(
+        default=2000, ge=1, description="Hard cap on items one list call returns, across pages."
+    )
+
+
+class PrometheusSettings(BaseModel):
+    url: str | None = Field(
+        default=None, description="Prometheus base URL. Unset: Prometheus evidence unavailable."
+    )
+    timeout_s: float = Field(default=10.0, gt=0, description="Per-query timeout, seconds.")
+    max_points: int = Field(
+        default=240, ge=10, le=11000, description="Most points per series in a range query."
+    )
+
+
+class GraphSettings(BaseModel):
+    recursion_limit: int = Field(
+        default=80,
+        ge=10,
+        description="LangGraph super-step limit; a planner loop cannot run away past it.",
+    )
+    max_tool_calls: int = Field(
+        default=60, ge=1, description="Most read-tool calls one investigation may make."
+    )
+    window_s: float = Field(
+        default=3 * 3600.0,
+        gt=0,
+        description="Default look-back window, seconds, when the request names no time.",
+    )
+
+
+class StateSettings(BaseModel):
+    dir: Path = Field(
+        default_factory=default_state_dir,
+        description="Where the SQLite checkpointer and recorded bundles live.",
+    )
+    checkpointer: Literal["sqlite", "memory"] = Field(
+        default="sqlite", description="sqlite (embedded, survives restarts) or memory (tests)."
+    )
+
+
+class ModelSettings(BaseModel):
+    """One chat model: the worker's (LLM planner) or the judge's; `triage.llm` builds it.
+
+    Unset `name` means no model: the rules planner works alone and the judge runs its
+    deterministic gates only.
+    """
+
+    name: str | None = Field(
+        default=None,
+        description="A LangChain chat model as 'provider:model', e.g. 'openai:gpt-4.1-mini'; "
+        "any provider `init_chat_model` knows (its integration package must be installed).",
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="Base URL of an OpenAI-compatible server (vLLM, Ollama, LiteLLM, a local "
+        "proxy), e.g. http://vllm:8000/v1. Unset: the provider's own endpoint.",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="API key. Unset: `api_key_file`, else the provider's usual variable "
+        "(e.g. OPENAI_API_KEY).",
+    )
+    api_key_file: Path | None = Field(
+        default=None,
+        description="File holding the API key (a mounted Kubernetes Secret); read when the "
+        "model is built, surrounding whitespace stripped.",
+    )
+    timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=600,
+        description="Per-request timeout, seconds. A long RCA from a large model takes tens of "
+        "seconds; past a minute the rules planner's answer is worth more than waiting.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Attempts per model request (errors, timeouts, malformed output), then the "
+        "rules planner takes over. The client's own retries are off so this is the only bound.",
+    )
+    backoff_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=30,
+        description="Wait before the first retry, seconds; doubles each retry, capped at 10 s.",
+    )
+    temperature: float = Field(
+        default=0.0, ge=0, le=2, description="Sampling temperature; 0 for repeatable RCAs."
+    )
+    max_output_tokens: int = Field(
+        default=4096, ge=256, description="Most tokens one reply may use (an RCA fits in 4k)."
+    )
+
+
+class PlannerSettings(BaseModel):
+    kind: Literal["rules", "llm"] = Field(
+        default="rules",
+        description="rules (deterministic, no model) or llm (the worker model plans, with the "
+        "rules planner's findings as hints and as the fallback).",
+    )
+    max_model_turns: int = Field(
+        default=6,
+        ge=1,
+        le=30,
+        description="Most planning requests to the model per investigation (each may ask for "
+        "several read calls); the graph's tool budget bounds the calls themselves.",
+    )
+    max_calls_per_turn: int = Field(
+        default=8, ge=1, le=30, description="Most read calls taken from one model reply."
+    )
+    max_model_seconds: float = Field(
+        default=240.0,
+        gt=0,
+        description="Wall-clock seconds the model may take over a whole investigation, retries "
+        "included; then the rules planner finishes. Four minutes keeps an incident answer "
+        "timely even when every request is slow.",
+    )
+    evidence_chars: int = Field(
+        default=60_000,
+        ge=2_000,
+        description="Characters of tool output put into one prompt (~15k tokens); older "
+        "evidence beyond it is shown by its excerpt only.",
+    )
+    item_chars: int = Field(
+        default=3_000,
+        ge=200,
+        description="Characters of one tool result's data shown to the model.",
+    )
+
+
+class MutationSettings(BaseModel):
+    """How changes are made (what may be changed is the policy file's `mutations` section)."""
+
+    mutator_service_account: str = Field(
+        default="triage-system/triage-mutator",
+        description="namespace/name of the ServiceAccount every write impersonates; the agent's "
+        "own identity may impersonate it and nothing else.",
+    )
+    ledger_namespace: str = Field(
+        default="triage-system", description="Where the Operation records (the ledger) live."
+    )
+    timeout_s: float = Field(
+        default=10.0, gt=0, description="Per-request timeout for writes and ledger calls, seconds."
+    )
+    lease_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long one process holds an operation, seconds: longer than a write's "
+        "timeout plus a ledger update, so a live holder is never taken over; a crashed one "
+        "is taken over (state check first) after at most this long.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Writes one operation may send in all, each only after a state check.",
+    )
+    alertmanager_url: str | None = Field(
+        default=None, description="Alertmanager base URL for silences. Unset: no silences."
+    )
+
+    @model_validator(mode="after")
+    def _lease_outlives_a_write(self) -> MutationSettings:
+        if self.lease_s <= 2 * self.timeout_s:
+            msg = (
+                f"mutations.lease_s ({self.lease_s:g}) must exceed twice mutations.timeout_s "
+                f"({self.timeout_s:g}): a live writer must never look abandoned"
+            )
+            raise ValueError(msg)
+        return self
+
+
+class SlackSettings(BaseModel):
+    """The Slack bot (`triage serve`, triage/slack/). Tokens are secrets: never logged, never
+    posted (the Redactor masks Slack token shapes in everything the bot says)."""
+
+    bot_token: SecretStr | None = Field(
+        default=None, description="Bot token (xoxb-…). Unset: `triage serve` refuses to start."
+    )
+    signing_secret: SecretStr | None = Field(
+        default=None,
+        description="Signing secret that every HTTP request from Slack is verified against.",
+    )
+    app_token: SecretStr | None = Field(
+        default=None,
+        description="App-level token (xapp-…) for Socket Mode; unset: HTTP events only.",
+    )
+    channels: list[str] = Field(
+        default_factory=list,
+        description="Channel IDs the bot answers in; empty: every channel it is invited to.",
+    )
+    channel_namespaces: dict[str, str] = Field(
+        default_factory=dict,
+        description="Channel ID -> default Kubernetes namespace, for messages that name none.",
+    )
+    api_base_url: str = Field(
+        default="https://slack.com/api/",
+        description="Slack Web API base URL (tests point it at a local server).",
+    )
+    api_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=120,
+        description="Per-request timeout for Web API calls, seconds; Slack answers in well "
+        "under a second, so 10 s means it is in trouble.",
+    )
+    max_rate_limit_retries: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Retries of one Web API call answered 429 (each after its Retry-After); "
+        "then the call fails and the request is retried later from the inbox.",
+    )
+    max_retry_after_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest Retry-After honoured, seconds; a longer one fails the call.",
+    )
+    lease_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long one replica holds a request, seconds (renewed while it works); "
+        "a crashed replica's request is taken over after at most this long.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Times one request is picked up (crashes and errors included) before it "
+        "is marked failed and the user is told.",
+    )
+    workers: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Investigations run at once per replica; more requests wait in the inbox.",
+    )
+    progress_interval_s: float = Field(
+        default=3.0,
+        ge=0,
+        description="Least time between two edits of the progress message, seconds.",
+    )
+    max_message_chars: int = Field(
+        default=3000,
+        ge=500,
+        le=3900,
+        description="Characters per RCA message; a longer RCA is split into several.",
+    )
+    max_messages: int = Field(
+        default=4,
+        ge=1,
+        le=20,
+        description="RCA messages at most; an RCA that needs more is uploaded as a file.",
+    )
+    host: str = Field(default="0.0.0.0", description="Address `triage serve` listens on.")  # noqa: S104
+    port: int = Field(default=3000, ge=1, le=65535, description="Port `triage serve` listens on.")
+
+    @field_validator("bot_token", "signing_secret", "app_token", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """An empty variable (an optional Secret key that is absent) means "not configured"."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TRIAGE_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    kube: KubeSettings = Field(default_factory=KubeSettings)
+    prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    state: StateSettings = Field(default_factory=StateSettings)
+    planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    mutations: MutationSettings = Field(default_factory=MutationSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    worker_model: ModelSettings = Field(
+        default_factory=ModelSettings, description="The LLM planner's model (role: worker)."
+    )
+    judge_model: ModelSettings = Field(
+        default_factory=ModelSettings,
+        description="The judge's model (role: judge); separate so a different, cheaper or "
+        "stricter model can check the worker.",
+    )
+    kubeconfig_env: str | None = Field(
+        default=None,
+        validation_alias="KUBECONFIG",
+        description="The standard $KUBECONFIG (one file, or several joined by ':'), used when "
+        "kube.kubeconfig is not set.",
+    )
+    redaction_patterns: list[str] = Field(
+        default_factory=list,
+        description="Extra regular expressions whose matches are redacted everywhere.",
+    )
+    policy_file: Path | None = Field(
+        default=None,
+        description="The operator's policy YAML (policies/policy.schema.json); unset: the "
+        "shipped default (policies/default.yaml). Helm mounts it from a ConfigMap.",
+    )
+
+    def kubeconfig_paths(self) -> str | None:
+        """The kubeconfig to use: TRIAGE_KUBE__KUBECONFIG, else $KUBECONFIG — a list of files
+        separated by ':' that the client merges as kubectl does — else None (~/.kube/config)."""
+        if self.kube.kubeconfig is not None:
+            return str(self.kube.kubeconfig)
+        if self.kubeconfig_env:
+            return self.kubeconfig_env
+        return None

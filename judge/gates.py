@@ -19,6 +19,7 @@ A read the judge cannot make is never taken as success: it goes to `missing`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +57,10 @@ class Reads:
             self.calls += 1
             self._cache[key] = self._tools.call(tool, args)
         return self._cache[key]
+
+    def forget(self, tool: str, **args: Any) -> None:
+        """Drop a cached read, so the next `get` reads the cluster again."""
+        self._cache.pop(f"{tool} {canonical_args(args)}", None)
 
     def items(self, tool: str, **args: Any) -> list[Json] | None:
         """The listed objects (empty when none exist), or None when the read failed."""
@@ -457,6 +462,24 @@ def _effect(m: PerformedMutation, reads: Reads) -> tuple[bool, str]:
     )
 
 
+EFFECT_WAIT_S = 20.0
+EFFECT_POLL_S = 0.5
+
+
+def _settled_effect(m: PerformedMutation, reads: Reads) -> tuple[bool, str]:
+    """The effect, waiting a bounded time for the controllers to act on a write that just
+    landed (a Deployment's controller observes a new generation within seconds)."""
+    deadline = time.monotonic() + EFFECT_WAIT_S
+    ok, detail = _effect(m, reads)
+    while not ok and time.monotonic() < deadline:
+        time.sleep(EFFECT_POLL_S)
+        ns = m.target.split("/")[1] if m.target.count("/") == 2 else ""
+        reads.forget("k8s.deployments", namespace=ns)
+        reads.forget("k8s.pods", namespace=ns)
+        ok, detail = _effect(m, reads)
+    return ok, detail
+
+
 def mutations_took_effect(inp: JudgeInput, reads: Reads, out: Findings) -> None:
     """Every change the request commands was executed through the ledger and shows in the
     cluster; a refused, failed or superseded operation is not done, whatever else holds."""
@@ -473,7 +496,7 @@ def mutations_took_effect(inp: JudgeInput, reads: Reads, out: Findings) -> None:
                     f"{m.action} {m.target}{op} was not applied: {m.status or 'refused'}{why}"
                 )
                 continue
-            ok, detail = _effect(m, reads)
+            ok, detail = _settled_effect(m, reads)
             if ok:
                 out.met.append(f"{m.action} {m.target}{op} took effect: {detail}")
             else:

@@ -18,6 +18,8 @@ pytest_plugins: list[str] = [
     "tests.support.fake_slack",
     "tests.support.scenarios",
     "tests.support.fake_openai",
+    "tests.support.reports",
+    "tests.tools.mutate.cluster",
 ]
 
 _PRODUCT_ENV_PREFIXES = ("TRIAGE_", "SLACK_", "OPENAI_", "KUBECONFIG", "PROMETHEUS_")

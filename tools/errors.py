@@ -8,7 +8,11 @@
     ├── Conflict           409: AlreadyExists or a stale resourceVersion
     ├── Invalid            400/422: our request was wrong (bad selector, bad PromQL)
     ├── Throttled          429: overloaded (or, for evictions, a PodDisruptionBudget refusal)
-    └── BackendError       5xx and anything else the server answered that we cannot use
+    ├── BackendError       5xx and anything else the server answered that we cannot use
+    └── Refused            a rule of ours said no before anything was sent: not an approver,
+        │                  nothing waiting for approval, no such operation
+        ├── NotAnApprover
+        └── NotAwaitingApproval
 
 Each class carries the `ToolStatus` it maps to, so callers gate on fields, never on strings.
 Payloads are truncated before they reach a message, so a 2 MB error body never hits the logs.
@@ -71,6 +75,21 @@ class Throttled(ToolError):
 
 class BackendError(ToolError):
     kind = ErrorKind.BACKEND
+
+
+class Refused(ToolError):
+    """A rule said no (the ledger's approval rules); the message says who may, or what next."""
+
+    status = ToolStatus.DENIED
+    kind = ErrorKind.REFUSED
+
+
+class NotAnApprover(Refused):
+    pass
+
+
+class NotAwaitingApproval(Refused):
+    pass
 
 
 _BY_STATUS: dict[int, type[ToolError]] = {

@@ -35,6 +35,7 @@ class ErrorKind(StrEnum):
     INVALID = "invalid"
     THROTTLED = "throttled"
     BACKEND = "backend"
+    REFUSED = "refused"
 
 
 class ToolResult(BaseModel):

@@ -187,7 +187,7 @@ class App:
         """A fresh planner for one attempt: `kind`, else the settings' choice."""
         if self.planners is not None:
             return self.planners(kind)
-        return planner_for(self.settings, kind)
+        return planner_for(self.settings, kind, self.redactor)
 
     def judge_model(self) -> ModelClient | None:
         """The judge's own model client for one run (TRIAGE_JUDGE_MODEL__*), or None."""
@@ -350,7 +350,9 @@ class _Attempts:
             )
 
 
-def planner_for(settings: Settings, kind: str | None = None) -> Planner:
+def planner_for(
+    settings: Settings, kind: str | None = None, redactor: Redactor | None = None
+) -> Planner:
     """A fresh planner: `kind`, else the settings' choice; ConfigError when it cannot be built
     (so a surface can check the choice before any work)."""
     chosen = kind or settings.planner.kind
@@ -360,7 +362,7 @@ def planner_for(settings: Settings, kind: str | None = None) -> Planner:
         raise UsageError(f"unknown planner {chosen!r}: use rules or llm")
     from triage.agent.planners.llm.planner import LLMPlanner  # noqa: PLC0415 (model libs)
 
-    return LLMPlanner.from_settings(settings)
+    return LLMPlanner.from_settings(settings, redactor)
 
 
 def kube_client(settings: Settings, context: str | None) -> tuple[k8s.ApiClient, str | None]:

@@ -3,14 +3,10 @@ test control plane, and a fresh namespace per install (tests.support.controlplan
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.helm.support import Helm, build
 from tests.support.controlplane import ControlPlane
-
-_HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -18,7 +14,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     test's timeout; a no-op when bin/helm is already the pinned version."""
     if session.config.option.collectonly:
         return
-    if any(Path(str(item.path)).resolve().is_relative_to(_HERE) for item in session.items):
+    if any(
+        {"helm", "helm_cluster"} & set(getattr(item, "fixturenames", ())) for item in session.items
+    ):
         build()
 
 

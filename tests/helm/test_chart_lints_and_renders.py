@@ -17,6 +17,9 @@ from tests.helm.support import CHART, CI_VALUES, Helm, HelmError
 from tests.helm.sync_policy_schema import embedded
 from triage.core.settings import Settings
 
+# helm is built from source (Go), like the control plane: `-m "not cluster"` skips it.
+pytestmark = pytest.mark.cluster
+
 
 def _kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [d for d in docs if d["kind"] == kind]

@@ -30,7 +30,7 @@ from triage.verification.loop import CheckedRun, ProgressFn
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "helm" / "triage" / "crds" / "rcareport.yaml"
-RBAC = Path(__file__).with_name("manifests") / "agent-reports-rbac.yaml"
+RBAC = ROOT / "tests" / "support" / "manifests" / "agent-reports-rbac.yaml"
 REJECT_LABEL = "triage.dev/test-reject-reports"
 
 

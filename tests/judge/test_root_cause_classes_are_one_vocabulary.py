@@ -16,7 +16,7 @@ from kubernetes import client
 from judge import Judge
 from judge.gates import SIGNATURES
 from tests.judge.test_the_judge_decides_on_fields import Cluster, draft, evidence, judge_input
-from tests.llm.support import (
+from tests.agent.llm.support import (
     TURN_1,
     CannedTools,
     calls,

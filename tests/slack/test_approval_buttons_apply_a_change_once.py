@@ -15,8 +15,8 @@ import pytest
 from kubernetes import client
 
 from policies import Policy
-from tests.mutations.cluster import create_deployment, policy_for
-from tests.mutations.rig import Rig
+from tests.tools.mutate.cluster import create_deployment, policy_for
+from tests.tools.mutate.rig import Rig
 from tests.slack.support import (
     CHANNEL,
     BotServer,

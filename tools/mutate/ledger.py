@@ -14,7 +14,7 @@ compare-and-swap on the record's version, so two processes cannot both move it o
                                          holds: re-apply, same ID) | Superseded (never forced)
 
 Backends: `KubeLedger` (the `Operation` custom resource, the product) and `MemoryLedger` (unit
-tests); both pass tests/ledger's conformance suite.
+tests); both pass tests/tools/mutate's conformance suite.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from kubernetes import client as k8s
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from policies.model import MutationAction, MutationPolicy
-from tools.errors import BackendError, Conflict, NotFound
+from tools.errors import BackendError, Conflict, NotAnApprover, NotAwaitingApproval, NotFound
 from tools.mutate.kube import KubeCall
 
 GROUP = "triage.dev"
@@ -263,7 +263,7 @@ def _from_resource(obj: Json) -> Operation:
 
 
 class Ledger(Protocol):
-    """Where operations are recorded. Every backend passes tests/ledger's conformance suite."""
+    """Where operations are recorded. Every backend passes tests/tools/mutate's conformance suite."""
 
     def claim(self, op: Operation) -> tuple[Operation, bool]:
         """Create `op` unless its ID exists. Returns (the stored record, True if we created
@@ -438,22 +438,22 @@ def approval_problem(op: Operation, policy: MutationPolicy, now: datetime) -> st
 def record_approval(
     ledger: Ledger, policy: MutationPolicy, op_id: str, approver: str, *, now: datetime
 ) -> Operation:
-    """Bind an approval by `approver` to the operation's exact arguments (raises ValueError with
-    a plain message when it cannot be recorded)."""
+    """Bind an approval by `approver` to the operation's exact arguments (raises a `Refused` or
+    `NotFound` with a plain message when it cannot be recorded)."""
     op = ledger.get(op_id)
     if op is None:
         msg = f"no operation {op_id}; list them with `triage ops list`"
-        raise ValueError(msg)
+        raise NotFound(msg)
     if op.phase is not Phase.AWAITING_APPROVAL:
         msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to approve"
-        raise ValueError(msg)
+        raise NotAwaitingApproval(msg)
     allowed = policy.approvers_for(MutationAction(op.action))
     if approver not in allowed:
         msg = (
             f"{approver} may not approve {op.action} (approvers: {', '.join(allowed) or 'none'}); "
             "ask one of them"
         )
-        raise ValueError(msg)
+        raise NotAnApprover(msg)
     approval = Approval(
         approver=approver,
         approved_at=now,
@@ -467,14 +467,14 @@ def record_refusal(ledger: Ledger, policy: MutationPolicy, op_id: str, who: str)
     op = ledger.get(op_id)
     if op is None:
         msg = f"no operation {op_id}; list them with `triage ops list`"
-        raise ValueError(msg)
+        raise NotFound(msg)
     if op.phase is not Phase.AWAITING_APPROVAL:
         msg = f"{op_id} is {op.phase}, not waiting for approval; nothing to refuse"
-        raise ValueError(msg)
+        raise NotAwaitingApproval(msg)
     allowed = policy.approvers_for(MutationAction(op.action))
     if who not in allowed:
         msg = f"{who} may not decide on {op.action} (approvers: {', '.join(allowed) or 'none'})"
-        raise ValueError(msg)
+        raise NotAnApprover(msg)
     return ledger.update(
         op.moved(phase=Phase.REFUSED, refused_by=who, message=f"refused by {who}", holder=None)
     )

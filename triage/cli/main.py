@@ -33,7 +33,6 @@ from triage.cli.ops import ops_app
 from triage.cli.reports import reports_app
 from triage.core.bundles import Bundle, RecordingTools, demo_dir, demo_names
 from triage.core.errors import EXIT_OK, EXIT_USAGE, UsageError
-from triage.core.settings import Settings
 from triage.reports import render
 from triage.verification.loop import CheckedRun, Outcome
 
@@ -224,7 +223,7 @@ def demo(
         raise fail("no demo bundles are installed with this package.", EXIT_USAGE)
     chosen = scenario or ("crashloop-bad-env" if "crashloop-bad-env" in names else names[0])
     bundle = _bundle(chosen)
-    settings = Settings()
+    settings = settings_with(None)
     product, replay = App.replay(settings, bundle)
     request = Request(
         words=bundle.question, default_namespace=bundle.namespace, now=bundle.now, planner="rules"

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from policies.model import MutationPolicy
-from tools.errors import NotFound, ToolError
+from tools.errors import NotFound, Refused, ToolError
 from tools.mutate.ledger import KubeLedger, Operation, Phase
 from tools.mutate.registry import MutateRegistry, Outcome
 from tools.results import ErrorKind, ToolStatus
@@ -258,7 +258,7 @@ def approve(
     me = s.whoami()
     try:
         changes.approve(s.ledger, s.policy(), op_id, me)
-    except ValueError as e:
+    except Refused as e:
         raise _fail(str(e), EXIT_REFUSED) from e
     except NotFound as e:
         raise _fail(f"no operation {op_id}", EXIT_NOT_FOUND) from e
@@ -285,7 +285,7 @@ def refuse(
     me = s.whoami()
     try:
         changes.refuse(s.ledger, s.policy(), op_id, me)
-    except ValueError as e:
+    except Refused as e:
         raise _fail(str(e), EXIT_REFUSED) from e
     except ToolError as e:
         raise _fail(f"could not record the refusal: {e}", EXIT_CLUSTER) from e

@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from policies.model import MutationAction
-from tools.errors import ToolError
+from tools.errors import Refused, ToolError
 from triage.agent import changes
 from triage.agent.changes import MutateRegistry, Operation, Phase
 from triage.slack import blocks
@@ -147,7 +147,7 @@ async def _decide(
     decide_fn = changes.approve if approve else changes.refuse
     try:
         await asyncio.to_thread(decide_fn, registry.ledger, registry.policy, op_id, inbound.user)
-    except ValueError as e:
+    except Refused as e:
         await tell(m.cannot_decide(op_id, str(e)))
         return False
     except ToolError as e:  # someone moved it first (409), or the ledger is unreachable

@@ -96,9 +96,10 @@ class LLMPlanner:
         self.feedback: list[str] = []
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> LLMPlanner:
-        """Build from the settings root; raises ModelNotConfigured with a plain reason."""
-        redactor = Redactor(settings.redaction_patterns)
+    def from_settings(cls, settings: Settings, redactor: Redactor | None = None) -> LLMPlanner:
+        """Build from the settings root (the composition root passes its redactor); raises
+        ModelNotConfigured with a plain reason."""
+        redactor = redactor or Redactor(settings.redaction_patterns)
         client = ModelClient.from_settings(settings.worker_model, "worker", redactor)
         return cls(
             client,

@@ -9,7 +9,7 @@ from tests.support.scenarios import load_scenarios, scenario_series
 def test_every_series_carries_its_scenario_namespace() -> None:
     scenarios = load_scenarios()
     series = scenario_series(scenarios)
-    namespaces = {s.namespace for s in scenarios}
+    namespaces = {ns for s in scenarios for ns in s.all_namespaces}
     assert series
     assert all(s.labels["namespace"] in namespaces for s in series)
 

@@ -1,9 +1,10 @@
-"""The incident scenario format: what a tests/scenarios/*.yaml file may say, validated.
+"""The incident scenario format: what a tests/scenarios/**/*.yaml file may say, validated.
 
 A scenario is one incident an engineer could ask Triage about: the Kubernetes objects that make
-it happen, the steps the controllers would not take by themselves, the container logs, the metric
-series Prometheus should hold, the question in the engineer's words and the root cause we expect
-back (tests/scenarios/README.md is the reference).
+it happen (in one or more namespaces of its own, plus cluster-scoped objects it owns), the steps
+the controllers would not take by themselves, the container logs, the metric series Prometheus
+should hold, an optional Alertmanager notification, the question in the engineer's words and
+what a correct RCA must say (tests/scenarios/README.md is the reference).
 
 Kept apart from the loader (tests/support/scenarios.py) because it needs no cluster: the format
 and the metric generators are unit-tested on their own, and the series for the Prometheus
@@ -17,43 +18,53 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from tests.support.observability import Series
+from triage.core.causes import CauseClass, UnknownCauseClass
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+HELDOUT_DIRNAME = "heldout"
 NAMESPACE_PREFIX = "scn-"
+SCENARIO_LABEL = "triage.dev/scenario"
 
-# The contract with the rules planner: the root cause classes a scenario may expect.
-ROOT_CAUSE_CLASSES: frozenset[str] = frozenset(
-    {
-        "bad_config_crashloop",
-        "oom_killed",
-        "image_pull",
-        "readiness_probe_failing",
-        "insufficient_resources",
-        "unschedulable_placement",
-        "missing_config_reference",
-        "service_selector_mismatch",
-        "pvc_pending",
-        "hpa_at_max",
-        "bad_rollout",
-        "job_backoff_limit",
-        "error_rate_after_deploy",
-        "no_fault",
-    }
-)
+Split = Literal["dev", "heldout", "all"]
 
-# The kwok sim contract (annotation on pod templates) and the pod states `wait_for` can name.
+# The kwok sim contract (annotations on pod templates and scenario-owned Nodes) and the pod
+# states `wait_for` can name. tests/controlplane/README.md ("The sim contract") is the reference.
 SIM_STATE_ANNOTATION = "sim.triage.dev/state"
 SIM_STATES = frozenset(
-    {"running", "crashloop", "oomkilled", "imagepull", "not-ready", "config-error", "fail"}
+    {
+        "running",
+        "hang",
+        "crashloop",
+        "oomkilled",
+        "imagepull",
+        "not-ready",
+        "config-error",
+        "fail",
+        "liveness-kill",
+        "startup-kill",
+        "init-crashloop",
+        "init-running",
+        "evicted",
+        "mount-error",
+    }
 )
+NODE_STATE_ANNOTATION = "sim.triage.dev/node-state"
+NODE_STATES = frozenset({"ready", "not-ready", "memory-pressure", "disk-pressure", "pid-pressure"})
 PodState = Literal[
     "ready",
     "running",
@@ -64,7 +75,14 @@ PodState = Literal[
     "config-error",
     "pending",
     "failed",
+    "succeeded",
+    "evicted",
+    "init-crashloop",
+    "init-running",
+    "restarted",
+    "container-creating",
 ]
+Difficulty = Literal["easy", "medium", "hard"]
 
 
 class ScenarioError(Exception):
@@ -196,8 +214,9 @@ class SawtoothSpec(_Model):
     min: Quantity
     max: Quantity
     period: Duration
+    peak_at: Duration = Field(default=0.0, description="one peak's offset (default now)")
     _q = _quantity_fields("min", "max")
-    _d = _duration_fields("period")
+    _d = _duration_fields("period", "peak_at")
 
     @field_validator("period")
     @classmethod
@@ -208,15 +227,43 @@ class SawtoothSpec(_Model):
 
 
 class Sawtooth(_Model):
-    """Climbs linearly from min to max over each period, then drops; peaks at now, -period, ..."""
+    """Climbs linearly from min to max over each period, then drops; peaks at `peak_at` (default
+    now) and every `period` before and after it."""
 
     sawtooth: SawtoothSpec
 
     def at(self, t: float) -> float:
         s = self.sawtooth
-        into = (-t) % s.period  # seconds until the next peak
+        into = (s.peak_at - t) % s.period  # seconds until the next peak
         frac = 1.0 if into == 0 else 1.0 - into / s.period
         return s.min + (s.max - s.min) * frac
+
+
+class PulseSpec(_Model):
+    base: Quantity
+    peak: Quantity
+    period: Duration
+    width: Duration
+    peak_at: Duration = Field(default=0.0, description="one pulse's start (default now)")
+    _q = _quantity_fields("base", "peak")
+    _d = _duration_fields("period", "width", "peak_at")
+
+    @model_validator(mode="after")
+    def _fits(self) -> PulseSpec:
+        if not 0 < self.width < self.period:
+            raise ValueError("a pulse needs 0 < width < period")
+        return self
+
+
+class Pulse(_Model):
+    """`base`, except for `width` seconds every `period` (from `peak_at` on) where it is `peak`:
+    a scheduled job's spike."""
+
+    pulse: PulseSpec
+
+    def at(self, t: float) -> float:
+        p = self.pulse
+        return p.peak if (t - p.peak_at) % p.period < p.width else p.base
 
 
 class Explicit(_Model):
@@ -232,7 +279,7 @@ class Explicit(_Model):
         return value
 
 
-ValueSpec = Constant | Ramp | StepAt | Sawtooth | Explicit
+ValueSpec = Constant | Ramp | StepAt | Sawtooth | Pulse | Explicit
 
 
 class PointsSpec(_Model):
@@ -274,6 +321,9 @@ class MetricSpec(_Model):
     name: str
     type: Literal["counter", "gauge"]
     labels: dict[str, str] = Field(default_factory=dict)
+    namespace: str | None = Field(
+        default=None, description="extra-namespace key for the namespace label (default: main)"
+    )
     points: PointsSpec
     start: Quantity = 0.0
     integer: bool = False
@@ -300,7 +350,10 @@ class MetricSpec(_Model):
             if not _LABEL_NAME.match(key) or key.startswith("__"):
                 raise ValueError(f"invalid label name {key!r}")
         if "namespace" in value:
-            raise ValueError("do not set 'namespace': every series gets the scenario namespace")
+            raise ValueError(
+                "do not set the 'namespace' label: every series gets the scenario namespace "
+                "(`namespace: <key>` on the metric picks an extra one)"
+            )
         return value
 
     def generate(self) -> list[tuple[float, float]]:
@@ -332,7 +385,13 @@ class MetricSpec(_Model):
 # --------------------------------------------------------------------------------------------
 
 
-class PodsCheck(_Model):
+class _Check(_Model):
+    namespace: str | None = Field(
+        default=None, description="key of one of the scenario's extra namespaces (default: main)"
+    )
+
+
+class PodsCheck(_Check):
     selector: dict[str, str]
     state: PodState
     count: int = Field(default=1, ge=1, description="at least this many pods in that state")
@@ -342,7 +401,7 @@ class PodsCondition(_Model):
     pods: PodsCheck
 
 
-class EventCheck(_Model):
+class EventCheck(_Check):
     reason: str
     kind: str | None = Field(default=None, description="involvedObject.kind")
     name_prefix: str | None = Field(default=None, description="involvedObject.name prefix")
@@ -354,7 +413,7 @@ class EventCondition(_Model):
     event: EventCheck
 
 
-class PvcCheck(_Model):
+class PvcCheck(_Check):
     name: str
     phase: Literal["Pending", "Bound", "Lost"]
 
@@ -363,7 +422,7 @@ class PvcCondition(_Model):
     pvc: PvcCheck
 
 
-class JobCheck(_Model):
+class JobCheck(_Check):
     name: str
     condition: str = "Failed"
     reason: str | None = None
@@ -373,7 +432,7 @@ class JobCondition(_Model):
     job: JobCheck
 
 
-class EndpointsCheck(_Model):
+class EndpointsCheck(_Check):
     name: str
     ready: int = Field(ge=0, description="exact number of ready addresses")
     not_ready: int | None = Field(default=None, ge=0, description="exact number, if given")
@@ -383,24 +442,72 @@ class EndpointsCondition(_Model):
     endpoints: EndpointsCheck
 
 
-class DeploymentCheck(_Model):
+class DeploymentCheck(_Check):
     name: str
     available: int | None = Field(default=None, ge=0, description="status.availableReplicas")
     revision: int | None = Field(default=None, ge=1, description="current revision annotation")
     replicasets: int | None = Field(default=None, ge=1, description="ReplicaSets it owns")
+    condition: str | None = Field(default=None, description="a status condition type ...")
+    condition_status: Literal["True", "False", "Unknown"] = "True"
+    condition_reason: str | None = None
 
 
 class DeploymentCondition(_Model):
     deployment: DeploymentCheck
 
 
-class HpaCheck(_Model):
+class HpaCheck(_Check):
     name: str
     current_replicas: int = Field(ge=0)
 
 
 class HpaCondition(_Model):
     hpa: HpaCheck
+
+
+class StatefulSetCheck(_Check):
+    name: str
+    replicas: int | None = Field(default=None, ge=0, description="status.replicas")
+    ready: int | None = Field(default=None, ge=0, description="status.readyReplicas")
+
+
+class StatefulSetCondition(_Model):
+    statefulset: StatefulSetCheck
+
+
+class PdbCheck(_Check):
+    name: str
+    disruptions_allowed: int = Field(ge=0)
+    current_healthy: int | None = Field(default=None, ge=0)
+
+
+class PdbCondition(_Model):
+    pdb: PdbCheck
+
+
+class CronJobCheck(_Check):
+    name: str
+    active: int | None = Field(default=None, ge=0, description="len(status.active)")
+    suspended: bool | None = None
+
+
+class CronJobCondition(_Model):
+    cronjob: CronJobCheck
+
+
+class NodeCheck(_Model):
+    """A scenario-owned Node (cluster-scoped; `name` may use {namespace})."""
+
+    name: str
+    condition: str | None = Field(default=None, description="a condition type, e.g. Ready")
+    status: Literal["True", "False", "Unknown"] = "True"
+    taint: str | None = Field(default=None, description="a taint key the node must carry")
+    no_taint: str | None = Field(default=None, description="a taint key it must not carry")
+    unschedulable: bool | None = None
+
+
+class NodeCondition(_Model):
+    node: NodeCheck
 
 
 Condition = (
@@ -411,6 +518,10 @@ Condition = (
     | EndpointsCondition
     | DeploymentCondition
     | HpaCondition
+    | StatefulSetCondition
+    | PdbCondition
+    | CronJobCondition
+    | NodeCondition
 )
 
 
@@ -419,22 +530,31 @@ class WaitFor(_Model):
     conditions: tuple[Condition, ...] = Field(min_length=1)
 
 
+def condition_namespace_key(condition: Condition) -> str | None:
+    """The extra-namespace key a condition is checked in (None: main; nodes: cluster)."""
+    (field,) = type(condition).model_fields
+    return getattr(getattr(condition, field), "namespace", None)
+
+
 # --------------------------------------------------------------------------------------------
-# Steps after apply, logs, expectations, the scenario itself
+# Steps after apply, logs, alert, expectations, the scenario itself
 # --------------------------------------------------------------------------------------------
 
 
 class ObjectRef(_Model):
     kind: str
     name: str
+    namespace: str | None = Field(default=None, description="extra-namespace key")
 
 
 class PatchStep(_Model):
-    """A change a person or CD system makes after the objects exist (e.g. a new image)."""
+    """A change a person or CD system makes after the objects exist (e.g. a new image, a
+    cordon). Cluster-scoped kinds (a scenario-owned Node) are patched without a namespace."""
 
     action: Literal["patch"]
     kind: str
     name: str
+    namespace: str | None = None
     patch: dict[str, Any]
     patch_type: Literal["strategic", "merge"] = "strategic"
 
@@ -445,26 +565,42 @@ class StatusStep(_Model):
     action: Literal["status"]
     kind: str
     name: str
+    namespace: str | None = None
     status: dict[str, Any]
 
 
 class EventStep(_Model):
-    """An event from something outside the control plane (CD system, external controller)."""
+    """An event only a kubelet, a controller we do not run or an outside system would write.
+
+    Worded exactly as that component words it. `involved` names an object in `objects`, or a
+    pod by label selector (`pod_selector`, the first matching pod: kubelet events name a pod).
+    Events about a cluster-scoped object (a Node) go into the main namespace."""
 
     action: Literal["event"]
-    involved: ObjectRef
+    involved: ObjectRef | None = None
+    pod_selector: dict[str, str] | None = None
+    namespace: str | None = Field(default=None, description="for pod_selector: extra ns key")
+    field_path: str | None = Field(default=None, description="involvedObject.fieldPath")
     type: Literal["Normal", "Warning"] = "Normal"
     reason: str
     message: str
     age: Duration = Field(default=0.0, description="how long ago it happened (>= 0)")
+    first_age: Duration | None = Field(default=None, description="first seen (>= age)")
     count: int = Field(default=1, ge=1)
     source: str = "triage-scenario"
-    _d = _duration_fields("age")
+    host: str | None = Field(default=None, description="source.host (kubelet events: a node)")
+    _d = _duration_fields("age", "first_age")
 
-    @field_validator("age")
+    @field_validator("age", "first_age")
     @classmethod
-    def _not_future(cls, value: float) -> float:
-        return abs(value)
+    def _not_future(cls, value: float | None) -> float | None:
+        return None if value is None else abs(value)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> EventStep:
+        if (self.involved is None) == (self.pod_selector is None):
+            raise ValueError("an event step needs exactly one of involved or pod_selector")
+        return self
 
 
 class WaitStep(_Model):
@@ -475,7 +611,42 @@ class WaitStep(_Model):
     conditions: tuple[Condition, ...] = Field(min_length=1)
 
 
-Step = Annotated[PatchStep | StatusStep | EventStep | WaitStep, Field(discriminator="action")]
+class EvictStep(_Model):
+    """Ask the Eviction API to evict every pod matching the selector, as `kubectl drain` does,
+    and require the apiserver's answer (429: a PodDisruptionBudget refuses)."""
+
+    action: Literal["evict"]
+    selector: dict[str, str]
+    namespace: str | None = None
+    expect_status: int = Field(default=429, ge=200, le=599)
+
+
+class ApplyStep(_Model):
+    """Create (or replace) one more object at this point, e.g. a webhook configuration that
+    must only exist once revision 1 is serving. Same rules as `objects`."""
+
+    action: Literal["apply"]
+    object: dict[str, Any]
+
+    @field_validator("object")
+    @classmethod
+    def _manifest(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _check_manifest(value)
+        return value
+
+
+class SleepStep(_Model):
+    """Let something asynchronous settle that no condition can observe (an admission policy
+    the apiserver has stored but not yet compiled)."""
+
+    action: Literal["sleep"]
+    seconds: float = Field(gt=0, le=30)
+
+
+Step = Annotated[
+    PatchStep | StatusStep | EventStep | WaitStep | EvictStep | ApplyStep | SleepStep,
+    Field(discriminator="action"),
+]
 
 
 class LogSpec(_Model):
@@ -483,6 +654,7 @@ class LogSpec(_Model):
 
     selector: dict[str, str]
     container: str
+    namespace: str | None = Field(default=None, description="extra-namespace key")
     previous: tuple[str, ...] | None = None
     current: tuple[str, ...] | None = None
 
@@ -496,19 +668,154 @@ class LogSpec(_Model):
         return self
 
 
-class Expect(_Model):
-    root_cause_class: str
-    keywords: tuple[str, ...] = Field(min_length=2, max_length=4)
+class AlertSpec(_Model):
+    """The Alertmanager notification that started the incident (webhook payload, version 4).
 
-    @field_validator("root_cause_class")
+    One alert; the payload's group labels are `alertname` and `namespace` when present. Label
+    and annotation values may use placeholders; `startsAt` is an offset from now (<= 0)."""
+
+    status: Literal["firing", "resolved"] = "firing"
+    receiver: str = "triage"
+    labels: dict[str, str]
+    annotations: dict[str, str] = Field(default_factory=dict)
+    starts_at: Duration = Field(alias="startsAt")
+    ends_at: Duration | None = Field(default=None, alias="endsAt")
+    fingerprint: str | None = Field(default=None, pattern=r"^[0-9a-f]{16}$")
+    group_key: str | None = Field(default=None, alias="groupKey")
+    generator_url: str | None = Field(default=None, alias="generatorURL")
+    _d = _duration_fields("starts_at", "ends_at")
+
+    @field_validator("labels", "annotations", mode="before")
     @classmethod
-    def _known_class(cls, value: str) -> str:
-        if value not in ROOT_CAUSE_CLASSES:
-            raise ValueError(f"unknown root_cause_class {value!r}")
+    def _as_text(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): str(v) for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _valid(self) -> AlertSpec:
+        if "alertname" not in self.labels:
+            raise ValueError("an alert needs an alertname label")
+        if self.starts_at > 0 or (self.ends_at is not None and self.ends_at > 0):
+            raise ValueError("alert times are offsets from now (<= 0)")
+        if self.status == "resolved" and self.ends_at is None:
+            raise ValueError("a resolved alert needs endsAt")
+        return self
+
+
+class Fact(_Model):
+    """Something a correct RCA must state in its root-cause text: any one of `any`
+    (case-insensitive substrings; placeholders such as {namespace:db} are filled)."""
+
+    any: tuple[str, ...] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"any": [value]}
+        return value
+
+    @field_validator("any")
+    @classmethod
+    def _not_blank(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not a.strip() for a in value):
+            raise ValueError("a fact alternative cannot be blank")
+        return value
+
+
+class WrongCause(_Model):
+    """A plausible wrong cause a correct RCA must not assert: a class (compared with the
+    answer's class) or a phrase (checked only against the answer's one-sentence cause line)."""
+
+    class_: CauseClass | None = Field(default=None, alias="class")
+    phrase: str | None = Field(default=None, min_length=3)
+
+    @field_validator("class_", mode="before")
+    @classmethod
+    def _parse_class(cls, value: Any) -> Any:
+        return None if value is None else _parse_cause(value)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> WrongCause:
+        if (self.class_ is None) == (self.phrase is None):
+            raise ValueError("a wrong cause is either {class: X} or {phrase: '...'}")
+        return self
+
+
+def _parse_cause(value: Any) -> CauseClass:
+    try:
+        return CauseClass.parse(value)
+    except UnknownCauseClass as e:
+        raise ValueError(f"unknown root_cause_class: {e}") from None
+
+
+class Expect(_Model):
+    root_cause_class: CauseClass
+    also_accept: tuple[CauseClass, ...] = ()
+    facts: tuple[Fact, ...] = Field(min_length=2, max_length=4)
+    wrong_causes: tuple[WrongCause, ...] = Field(min_length=1, max_length=2)
+    difficulty: Difficulty
+    multi_hop: bool = False
+    outcome: Literal["verified"] = "verified"
+
+    @field_validator("root_cause_class", mode="before")
+    @classmethod
+    def _known_class(cls, value: Any) -> Any:
+        return _parse_cause(value)
+
+    @field_validator("also_accept", mode="before")
+    @classmethod
+    def _known_classes(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return tuple(_parse_cause(v) for v in value)
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Expect:
+        accepted = self.accepted_classes
+        if len(set(self.also_accept)) != len(self.also_accept):
+            raise ValueError("also_accept lists a class twice")
+        if self.root_cause_class in self.also_accept:
+            raise ValueError("also_accept repeats root_cause_class")
+        for wrong in self.wrong_causes:
+            if wrong.class_ is not None and wrong.class_ in accepted:
+                raise ValueError(f"wrong cause {wrong.class_} is an accepted class")
+        return self
+
+    @property
+    def accepted_classes(self) -> frozenset[CauseClass]:
+        return frozenset({self.root_cause_class, *self.also_accept})
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        """Compatibility: the first alternative of each fact (the old `keywords`)."""
+        return tuple(f.any[0] for f in self.facts)
+
+
+class NamespaceSpec(_Model):
+    """An extra namespace of the scenario: `scn-<scenario>-<name>`."""
+
+    name: str = Field(min_length=1, max_length=20)
+    labels: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"name": value}
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _dns(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"namespace key {value!r} must be a DNS label")
         return value
 
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 
 
 class Scenario(_Model):
@@ -516,12 +823,16 @@ class Scenario(_Model):
     description: str
     question: str
     target: ObjectRef
+    namespaces: tuple[NamespaceSpec, ...] = ()
+    namespace_labels: dict[str, str] = Field(default_factory=dict)
     objects: tuple[dict[str, Any], ...] = Field(min_length=1)
     after_apply: tuple[Step, ...] = ()
     logs: tuple[LogSpec, ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
+    alert: AlertSpec | None = None
     wait_for: WaitFor
     expect: Expect
+    _heldout: bool = PrivateAttr(default=False)
 
     @field_validator("name")
     @classmethod
@@ -534,34 +845,127 @@ class Scenario(_Model):
     @classmethod
     def _manifests(cls, value: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
         for obj in value:
-            where = f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}"
-            for key in ("apiVersion", "kind", "metadata"):
-                if key not in obj:
-                    raise ValueError(f"object {where} has no {key}")
-            if "name" not in obj["metadata"]:
-                raise ValueError(f"object {where} has no metadata.name")
-            if "namespace" in obj["metadata"]:
-                raise ValueError(f"object {where}: leave metadata.namespace out")
-            if obj["kind"] not in KINDS:
-                raise ValueError(f"object {where}: kind not in the loader's table")
-            state = _template_annotations(obj).get(SIM_STATE_ANNOTATION)
-            if state is not None and state not in SIM_STATES:
-                raise ValueError(f"object {where}: unknown sim state {state!r}")
+            _check_manifest(obj)
         return value
+
+    @property
+    def all_objects(self) -> list[dict[str, Any]]:
+        """`objects` and the objects `apply` steps create, in order."""
+        return [*self.objects, *(s.object for s in self.after_apply if isinstance(s, ApplyStep))]
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
-        names = {(o["kind"], o["metadata"]["name"]) for o in self.objects}
-        if (self.target.kind, self.target.name) not in names:
+        keys = [n.name for n in self.namespaces]
+        if len(set(keys)) != len(keys):
+            raise ValueError("two extra namespaces share a name")
+        for key in keys:
+            if len(self.namespace_for(key)) > 63:
+                raise ValueError(f"namespace {self.namespace_for(key)} is longer than 63")
+        known = set(keys)
+
+        def check_key(key: str | None, where: str) -> None:
+            if key is not None and key not in known:
+                raise ValueError(
+                    f"{where}: namespace {key!r} is not one of the scenario's namespaces "
+                    f"(declare it under `namespaces:`; leave the main one out)"
+                )
+
+        names: set[tuple[str, str, str | None]] = set()
+        for obj in self.all_objects:
+            where = f"object {obj['kind']}/{obj['metadata']['name']}"
+            ns_key = obj["metadata"].get("namespace")
+            if ns_key is not None and not known:
+                raise ValueError(f"{where}: leave metadata.namespace out")
+            check_key(ns_key, where)
+            if obj["kind"] in CLUSTER_KINDS:
+                self._check_cluster_object(obj, where)
+                ns_key = None
+            names.add((obj["kind"], obj["metadata"]["name"], ns_key))
+        check_key(self.target.namespace, "target")
+        if (self.target.kind, self.target.name, self.target.namespace) not in names:
             raise ValueError(f"target {self.target.kind}/{self.target.name} is not in objects")
         for step in self.after_apply:
-            ref = step.involved if isinstance(step, EventStep) else step
-            if isinstance(ref, WaitStep):
+            if isinstance(step, WaitStep):
+                for c in step.conditions:
+                    check_key(condition_namespace_key(c), "wait step")
                 continue
-            if (ref.kind, ref.name) not in names:
+            if isinstance(step, EvictStep):
+                check_key(step.namespace, "evict step")
+                continue
+            if isinstance(step, ApplyStep | SleepStep):
+                continue
+            if isinstance(step, EventStep):
+                check_key(step.namespace, "event step")
+                if step.involved is None:
+                    continue
+                ref: ObjectRef | PatchStep | StatusStep = step.involved
+            else:
+                ref = step
+            check_key(ref.namespace, f"{step.action} step")
+            ns = None if ref.kind in CLUSTER_KINDS else ref.namespace
+            if (ref.kind, ref.name, ns) not in names:
                 raise ValueError(f"{step.action} step names {ref.kind}/{ref.name}, not in objects")
+        for c in self.wait_for.conditions:
+            check_key(condition_namespace_key(c), "wait_for")
+        for spec in self.logs:
+            check_key(spec.namespace, "logs")
+        for metric in self.metrics:
+            check_key(metric.namespace, f"metric {metric.name}")
         if "{namespace}" not in self.question:
             raise ValueError("the question must mention {namespace}")
+        for text in self._texts():
+            self.render(text, pod="p", resolve_pod=lambda _: "p")  # offsets and keys must parse
+        if self.alert is not None:
+            self.alert_payload()
+        return self
+
+    def _check_cluster_object(self, obj: Mapping[str, Any], where: str) -> None:
+        name = self.render(str(obj["metadata"]["name"]))
+        if not name.startswith(self.namespace):
+            raise ValueError(
+                f"{where}: a cluster-scoped object's name must start with the scenario's "
+                f"namespace (write it as '{{namespace}}-...')"
+            )
+        kind = obj["kind"]
+        if kind == "Node":
+            annotations = obj["metadata"].get("annotations") or {}
+            state = annotations.get(NODE_STATE_ANNOTATION)
+            if state not in NODE_STATES:
+                raise ValueError(f"{where}: a Node needs {NODE_STATE_ANNOTATION} in {NODE_STATES}")
+            taints = (obj.get("spec") or {}).get("taints") or []
+            if not any(t.get("effect") in ("NoSchedule", "NoExecute") for t in taints):
+                raise ValueError(
+                    f"{where}: a scenario Node needs a NoSchedule/NoExecute taint, so that "
+                    "nothing but the scenario's own pods (which tolerate it) lands on it"
+                )
+        if kind in _WEBHOOK_KINDS:
+            for hook in obj.get("webhooks") or []:
+                selector = (hook.get("namespaceSelector") or {}).get("matchLabels") or {}
+                if selector.get(SCENARIO_LABEL) != self.name:
+                    raise ValueError(
+                        f"{where}: webhook {hook.get('name')} must be scoped to the scenario's "
+                        f"namespaces: namespaceSelector.matchLabels {{{SCENARIO_LABEL}: "
+                        f"{self.name}}}"
+                    )
+        if kind == "ValidatingAdmissionPolicyBinding":
+            match = (obj.get("spec") or {}).get("matchResources") or {}
+            selector = (match.get("namespaceSelector") or {}).get("matchLabels") or {}
+            if selector.get(SCENARIO_LABEL) != self.name:
+                raise ValueError(
+                    f"{where}: the binding must be scoped to the scenario's namespaces: "
+                    f"spec.matchResources.namespaceSelector.matchLabels "
+                    f"{{{SCENARIO_LABEL}: {self.name}}}"
+                )
+        if kind in ("StorageClass", "IngressClass"):
+            annotations = obj["metadata"].get("annotations") or {}
+            default_keys = (
+                "storageclass.kubernetes.io/is-default-class",
+                "ingressclass.kubernetes.io/is-default-class",
+            )
+            if any(str(annotations.get(k)).lower() == "true" for k in default_keys):
+                raise ValueError(f"{where}: a scenario may not make its {kind} the default")
+
+    def _texts(self) -> list[str]:
         texts = [self.question, *(ln for spec in self.logs for ln in spec.lines())]
         texts += [s.message for s in self.after_apply if isinstance(s, EventStep)]
         texts += [
@@ -570,23 +974,128 @@ class Scenario(_Model):
             if isinstance(s, PatchStep | StatusStep)
             for text in _strings(s.patch if isinstance(s, PatchStep) else s.status)
         ]
-        for text in texts:
-            render_text(text, namespace=self.namespace, pod="p")  # offsets must parse
-        return self
+        texts += [t for obj in self.all_objects for t in _strings(obj)]
+        texts += [a for f in self.expect.facts for a in f.any]
+        return texts
+
+    # -- namespaces and placeholders ----------------------------------------------------------
 
     @property
     def namespace(self) -> str:
         return f"{NAMESPACE_PREFIX}{self.name}"
 
+    def namespace_for(self, key: str | None) -> str:
+        """The real namespace for an extra-namespace key (None or "": the main one)."""
+        return self.namespace if not key else f"{self.namespace}-{key}"
+
+    @property
+    def all_namespaces(self) -> list[str]:
+        return [self.namespace, *(self.namespace_for(n.name) for n in self.namespaces)]
+
+    @property
+    def namespace_keys(self) -> dict[str, str]:
+        return {n.name: self.namespace_for(n.name) for n in self.namespaces}
+
+    @property
+    def heldout(self) -> bool:
+        """Whether the file is in tests/scenarios/heldout/ (set by the loader)."""
+        return self._heldout
+
+    def render(
+        self,
+        text: str,
+        *,
+        pod: str | None = None,
+        resolve_pod: Callable[[str], str] | None = None,
+        now: float | None = None,
+    ) -> str:
+        return render_text(
+            text,
+            namespace=self.namespace,
+            pod=pod,
+            now=now,
+            namespaces=self.namespace_keys,
+            resolve_pod=resolve_pod,
+        )
+
     @property
     def rendered_question(self) -> str:
         """The question as the engineer types it now: namespace and clock times filled in."""
-        return render_text(self.question, namespace=self.namespace)
+        return self.render(self.question)
+
+    def rendered_facts(self) -> list[tuple[str, ...]]:
+        """Each fact's alternatives with placeholders filled (what graders compare)."""
+        return [tuple(self.render(a) for a in f.any) for f in self.expect.facts]
+
+    def alert_payload(self, now: float | None = None) -> dict[str, Any] | None:
+        """The Alertmanager webhook (version 4) notification, or None without an alert."""
+        if self.alert is None:
+            return None
+        a = self.alert
+        moment = time.time() if now is None else now
+        labels = {k: self.render(v, now=moment) for k, v in a.labels.items()}
+        annotations = {k: self.render(v, now=moment) for k, v in a.annotations.items()}
+        group_labels = {k: labels[k] for k in ("alertname", "namespace") if k in labels}
+        group_key = a.group_key or (
+            '{}/{receiver="'
+            + a.receiver
+            + '"}:{'
+            + ", ".join(f'{k}="{v}"' for k, v in sorted(group_labels.items()))
+            + "}"
+        )
+        fingerprint = (
+            a.fingerprint
+            or hashlib.sha256(json.dumps(labels, sort_keys=True).encode()).hexdigest()[:16]
+        )
+        ends = "0001-01-01T00:00:00Z" if a.ends_at is None else _rfc3339(moment + a.ends_at)
+        return {
+            "version": "4",
+            "groupKey": group_key,
+            "truncatedAlerts": 0,
+            "status": a.status,
+            "receiver": a.receiver,
+            "groupLabels": group_labels,
+            "commonLabels": labels,
+            "commonAnnotations": annotations,
+            "externalURL": "http://alertmanager.monitoring.svc:9093",
+            "alerts": [
+                {
+                    "status": a.status,
+                    "labels": labels,
+                    "annotations": annotations,
+                    "startsAt": _rfc3339(moment + a.starts_at),
+                    "endsAt": ends,
+                    "generatorURL": a.generator_url
+                    or "http://prometheus.monitoring.svc:9090/graph?g0.expr=" + labels["alertname"],
+                    "fingerprint": fingerprint,
+                }
+            ],
+        }
 
     def digest(self) -> str:
         """Changes whenever the file's meaning changes; marks a namespace as holding it."""
         raw = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _rfc3339(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def _check_manifest(obj: Mapping[str, Any]) -> None:
+    where = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+    for key in ("apiVersion", "kind", "metadata"):
+        if key not in obj:
+            raise ValueError(f"object {where} has no {key}")
+    if "name" not in obj["metadata"]:
+        raise ValueError(f"object {where} has no metadata.name")
+    if obj["kind"] not in KINDS and obj["kind"] not in CLUSTER_KINDS:
+        raise ValueError(f"object {where}: kind not in the loader's table")
+    if obj["kind"] in CLUSTER_KINDS and "namespace" in obj["metadata"]:
+        raise ValueError(f"object {where}: a cluster-scoped object has no namespace")
+    state = _template_annotations(obj).get(SIM_STATE_ANNOTATION)
+    if state is not None and state not in SIM_STATES:
+        raise ValueError(f"object {where}: unknown sim state {state!r}")
 
 
 def _template_annotations(obj: Mapping[str, Any]) -> dict[str, str]:
@@ -609,28 +1118,50 @@ def _strings(obj: Any) -> list[str]:
     return []
 
 
-def render_obj(obj: Any, *, namespace: str) -> Any:
-    """`render_text` on every string inside a manifest fragment (patches, statuses)."""
+def render_obj(
+    obj: Any,
+    *,
+    namespace: str,
+    namespaces: Mapping[str, str] | None = None,
+    resolve_pod: Callable[[str], str] | None = None,
+) -> Any:
+    """`render_text` on every string inside a manifest fragment (objects, patches, statuses)."""
     if isinstance(obj, str):
-        return render_text(obj, namespace=namespace)
+        return render_text(obj, namespace=namespace, namespaces=namespaces, resolve_pod=resolve_pod)
     if isinstance(obj, Mapping):
-        return {k: render_obj(v, namespace=namespace) for k, v in obj.items()}
+        return {
+            k: render_obj(v, namespace=namespace, namespaces=namespaces, resolve_pod=resolve_pod)
+            for k, v in obj.items()
+        }
     if isinstance(obj, list | tuple):
-        return [render_obj(v, namespace=namespace) for v in obj]
+        return [
+            render_obj(v, namespace=namespace, namespaces=namespaces, resolve_pod=resolve_pod)
+            for v in obj
+        ]
     return obj
 
 
-_PLACEHOLDER = re.compile(r"\{(namespace|pod|clock:[^{}]+|ts:[^{}]+)\}")
+_PLACEHOLDER = re.compile(
+    r"\{(namespace|namespace:[a-z0-9-]+|pod|pod:[^{}]+|clock:[^{}]+|ts:[^{}]+)\}"
+)
 
 
 def render_text(
-    text: str, *, namespace: str, pod: str | None = None, now: float | None = None
+    text: str,
+    *,
+    namespace: str,
+    pod: str | None = None,
+    now: float | None = None,
+    namespaces: Mapping[str, str] | None = None,
+    resolve_pod: Callable[[str], str] | None = None,
 ) -> str:
-    """Fills the placeholders a question, log line or event message may hold.
+    """Fills the placeholders a question, log line, event message or manifest may hold.
 
-    `{namespace}`, `{pod}` (log lines only), `{clock:-25m}` (UTC wall clock at that offset from
-    now, `14:05`) and `{ts:-25m}` (RFC 3339 with milliseconds, as loggers print it). Anything
-    else in braces (a JSON log line) is left alone.
+    `{namespace}` (the main namespace), `{namespace:db}` (the extra namespace `db`), `{pod}`
+    (log lines only), `{pod:app=web}` (the name of a live pod matching the selector, filled by
+    the loader when it runs a step), `{clock:-25m}` (UTC wall clock at that offset from now,
+    `14:05`) and `{ts:-25m}` (RFC 3339 with milliseconds, as loggers print it). Anything else in
+    braces (a JSON log line) is left alone.
     """
     moment = time.time() if now is None else now
 
@@ -642,8 +1173,16 @@ def render_text(
             if pod is None:
                 raise ValueError("{pod} is only known in log lines")
             return pod
-        kind, offset = key.split(":", 1)
-        when = moment + parse_duration(offset)
+        kind, arg = key.split(":", 1)
+        if kind == "namespace":
+            if namespaces is None or arg not in namespaces:
+                raise ValueError(f"{{namespace:{arg}}}: no extra namespace {arg!r}")
+            return namespaces[arg]
+        if kind == "pod":
+            if resolve_pod is None:
+                raise ValueError(f"{{pod:{arg}}} is only known while the loader runs a step")
+            return resolve_pod(arg)
+        when = moment + parse_duration(arg)
         if kind == "clock":
             return time.strftime("%H:%M", time.gmtime(when))
         millis = math.floor(when * 1000)
@@ -653,7 +1192,8 @@ def render_text(
     return _PLACEHOLDER.sub(fill, text)
 
 
-def load_scenario(path: Path) -> Scenario:
+def load_scenario(path: Path, *, heldout: bool | None = None) -> Scenario:
+    """One file, validated. `heldout` defaults to whether it lies in a `heldout/` directory."""
     try:
         data = yaml.safe_load(path.read_text())
         scenario = Scenario.model_validate(data)
@@ -661,15 +1201,30 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(f"{path.name}: {e}") from e
     if path.stem != scenario.name:
         raise ScenarioError(f"{path.name}: file name must be <name>.yaml ({scenario.name})")
+    scenario._heldout = path.parent.name == HELDOUT_DIRNAME if heldout is None else heldout
     return scenario
 
 
-def load_scenarios(directory: Path = SCENARIO_DIR) -> list[Scenario]:
-    """Every tests/scenarios/*.yaml, validated, sorted by name."""
-    scenarios = [load_scenario(p) for p in sorted(Path(directory).glob("*.yaml"))]
+def load_scenarios(directory: Path = SCENARIO_DIR, *, split: Split = "all") -> list[Scenario]:
+    """Every scenario, validated, sorted by name: `<dir>/*.yaml` (the dev split) and
+    `<dir>/heldout/*.yaml` (the held-out split, `Scenario.heldout` True). `split` picks one."""
+    if split not in ("dev", "heldout", "all"):
+        raise ScenarioError(f"unknown split {split!r} (dev, heldout, all)")
+    directory = Path(directory)
+    paths: list[tuple[Path, bool]] = []
+    if split in ("dev", "all"):
+        paths += [(p, False) for p in sorted(directory.glob("*.yaml"))]
+    if split in ("heldout", "all"):
+        paths += [(p, True) for p in sorted((directory / HELDOUT_DIRNAME).glob("*.yaml"))]
+    scenarios = [load_scenario(p, heldout=h) for p, h in paths]
     if not scenarios:
-        raise ScenarioError(f"no scenarios in {directory}")
-    return scenarios
+        raise ScenarioError(f"no scenarios in {directory} (split {split})")
+    seen: dict[str, Path] = {}
+    for (path, _), scenario in zip(paths, scenarios, strict=True):
+        if scenario.name in seen:
+            raise ScenarioError(f"{path}: name {scenario.name} also in {seen[scenario.name]}")
+        seen[scenario.name] = path
+    return sorted(scenarios, key=lambda s: s.name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -683,7 +1238,10 @@ def series_points(
     """(name, type, labels with namespace, points) for each metric: no Prometheus types needed."""
     out = []
     for metric in scenario.metrics:
-        labels = {**metric.labels, "namespace": scenario.namespace}
+        labels = {
+            **{k: scenario.render(v) for k, v in metric.labels.items()},
+            "namespace": scenario.namespace_for(metric.namespace),
+        }
         out.append((metric.name, metric.type, labels, metric.generate()))
     return out
 
@@ -697,7 +1255,7 @@ def scenario_series(scenarios: Sequence[Scenario]) -> list[Series]:
     ]
 
 
-# kind -> (apiVersion, plural). Every kind a scenario may create, patch or wait on.
+# kind -> (apiVersion, plural). Every namespaced kind a scenario may create, patch or wait on.
 KINDS: dict[str, tuple[str, str]] = {
     "Pod": ("v1", "pods"),
     "Service": ("v1", "services"),
@@ -707,6 +1265,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "ServiceAccount": ("v1", "serviceaccounts"),
     "Endpoints": ("v1", "endpoints"),
     "Event": ("v1", "events"),
+    "ResourceQuota": ("v1", "resourcequotas"),
+    "LimitRange": ("v1", "limitranges"),
     "Deployment": ("apps/v1", "deployments"),
     "ReplicaSet": ("apps/v1", "replicasets"),
     "StatefulSet": ("apps/v1", "statefulsets"),
@@ -717,4 +1277,34 @@ KINDS: dict[str, tuple[str, str]] = {
     "PodDisruptionBudget": ("policy/v1", "poddisruptionbudgets"),
     "NetworkPolicy": ("networking.k8s.io/v1", "networkpolicies"),
     "Ingress": ("networking.k8s.io/v1", "ingresses"),
+    "Role": ("rbac.authorization.k8s.io/v1", "roles"),
+    "RoleBinding": ("rbac.authorization.k8s.io/v1", "rolebindings"),
+}
+
+# Cluster-scoped kinds a scenario may own. Their names start with the scenario's namespace
+# ("{namespace}-..."), they carry the scenario label, and the loader deletes them with it.
+CLUSTER_KINDS: dict[str, tuple[str, str]] = {
+    "Node": ("v1", "nodes"),
+    "PersistentVolume": ("v1", "persistentvolumes"),
+    "StorageClass": ("storage.k8s.io/v1", "storageclasses"),
+    "IngressClass": ("networking.k8s.io/v1", "ingressclasses"),
+    "PriorityClass": ("scheduling.k8s.io/v1", "priorityclasses"),
+    "ClusterRole": ("rbac.authorization.k8s.io/v1", "clusterroles"),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io/v1", "clusterrolebindings"),
+    "ValidatingWebhookConfiguration": (
+        "admissionregistration.k8s.io/v1",
+        "validatingwebhookconfigurations",
+    ),
+    "MutatingWebhookConfiguration": (
+        "admissionregistration.k8s.io/v1",
+        "mutatingwebhookconfigurations",
+    ),
+    "ValidatingAdmissionPolicy": (
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicies",
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicybindings",
+    ),
 }

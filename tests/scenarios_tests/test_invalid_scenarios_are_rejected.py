@@ -102,7 +102,7 @@ def mutate(path: str, value: Any, base: dict[str, Any] | None = None) -> dict[st
         (mutate("expect.also_accept", ["no_fault"]), "repeats"),
         (mutate("expect.difficulty", "trivial"), "difficulty"),
         (mutate("expect.outcome", "rejected"), "outcome"),
-        (mutate("expect.keywords", ["a", "b"]), "keywords"),
+        (mutate("expect.keywords", ["a"]), "at least 2"),
         (mutate("objects.0.metadata.namespace", "prod"), "leave metadata.namespace out"),
         (
             mutate("namespaces", ["db"], mutate("objects.0.metadata.namespace", "cache")),

@@ -203,3 +203,30 @@ def test_metric_names_are_not_all_one_convention() -> None:
         "hikaricp_connections_pending",
         "pg_stat_activity_count",
     } <= names
+
+
+def test_the_first_scenarios_keep_their_legacy_keywords() -> None:
+    """Recorded demo bundles and older tests still check `Expect.keywords` on these."""
+    first = {
+        "bad-rollout",
+        "crashloop-bad-env",
+        "error-rate-after-deploy",
+        "healthy",
+        "hpa-maxed",
+        "imagepull-tag-not-found",
+        "job-backoff-limit",
+        "missing-configmap",
+        "oomkilled",
+        "pending-insufficient-cpu",
+        "pending-node-selector",
+        "pvc-pending-no-storageclass",
+        "readiness-failing",
+        "service-no-endpoints",
+    }
+    by_name = {s.name: s for s in ALL}
+    assert first <= set(by_name)
+    for name in first:
+        assert by_name[name].expect.legacy_keywords, name
+        assert not by_name[name].heldout
+    assert by_name["oomkilled"].expect.keywords == ("OOMKilled", "memory", "limit")
+    assert by_name["jvm-xmx-above-limit"].expect.keywords[0] == "-Xmx1536m"

@@ -13,7 +13,12 @@ from collections import Counter
 
 import pytest
 
-from tests.support.scenario_format import HELDOUT_DIRNAME, NODE_STATE_ANNOTATION, NODE_STATES
+from tests.support.scenario_format import (
+    HELDOUT_DIRNAME,
+    NODE_STATE_ANNOTATION,
+    NODE_STATES,
+    parse_quantity,
+)
 from tests.support.scenarios import (
     SCENARIO_DIR,
     SIM_STATE_ANNOTATION,
@@ -230,3 +235,15 @@ def test_the_first_scenarios_keep_their_legacy_keywords() -> None:
         assert not by_name[name].heldout
     assert by_name["oomkilled"].expect.keywords == ("OOMKilled", "memory", "limit")
     assert by_name["jvm-xmx-above-limit"].expect.keywords[0] == "-Xmx1536m"
+
+
+def test_scenario_nodes_are_no_bigger_than_the_shared_ones() -> None:
+    """Other scenarios' stories ("no node has 6 CPUs / 12Gi") hold in a cluster with them."""
+    for scenario in ALL:
+        for obj in scenario.all_objects:
+            if obj["kind"] != "Node":
+                continue
+            for key in ("capacity", "allocatable"):
+                amounts = (obj.get("status") or {}).get(key) or {}
+                assert parse_quantity(amounts.get("cpu", "4")) <= 4, scenario.name
+                assert parse_quantity(amounts.get("memory", "8Gi")) <= 8 * 2**30, scenario.name

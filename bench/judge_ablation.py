@@ -300,7 +300,7 @@ def main() -> None:
     t0 = time.perf_counter()
     cp = ControlPlane.start_or_reuse()
     install_reports(cp)
-    scenarios = load_scenarios()
+    scenarios = load_scenarios(split="dev")
     if args.scenarios:
         wanted = set(args.scenarios.split(","))
         scenarios = [s for s in scenarios if s.name in wanted]

@@ -44,7 +44,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     cp = ControlPlane.start_or_reuse()
-    scenarios = load_scenarios()
+    scenarios = load_scenarios(split="dev")
     load_all(cp, scenarios)
     work = Path(tempfile.mkdtemp(prefix="triage-bench-"))
     prom = start_prometheus(

@@ -43,6 +43,7 @@ class ToolOutcome(BaseModel):
     name: str
     status: ToolStatus
     excerpt: str = Field(max_length=MAX_EXCERPT_CHARS + 1)
+    truncated: bool = False
 
 
 class Delivery(BaseModel):
@@ -81,6 +82,8 @@ class JudgeInput(BaseModel):
     outcomes_dropped: int = 0
     delivery: Delivery | None = None
     mutations: tuple[PerformedMutation, ...] = ()
+    checks: tuple[str, ...] = Field(default=(), description="What the user asked to check.")
+    alert: str | None = Field(default=None, description="The name of the alert they pasted.")
 
     @classmethod
     def build(
@@ -107,6 +110,8 @@ class JudgeInput(BaseModel):
             outcomes_dropped=dropped,
             delivery=delivery,
             mutations=tuple(mutations)[:MAX_LIST_ITEMS],
+            checks=goal.checks,
+            alert=goal.alert.name[:200] if goal.alert else None,
         )
 
     def status_of(self, evidence_id: str) -> ToolOutcome | None:
@@ -129,6 +134,7 @@ def bounded_outcomes(
             name=e.tool,
             status=e.status,
             excerpt=clip(redactor.text(e.excerpt), MAX_EXCERPT_CHARS),
+            truncated=e.truncated,
         )
         for e in kept
     )

@@ -50,6 +50,9 @@ class ToolResult(BaseModel):
     data: Any = None
     raw_digest: str = Field(default="", description="sha256 of the raw output, for provenance.")
     error_kind: ErrorKind | None = None
+    truncated: bool = Field(
+        default=False, description="A list cut at its item cap: incomplete, never 'all'."
+    )
     duration_ms: float = 0.0
 
     @property

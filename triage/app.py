@@ -205,6 +205,36 @@ class App:
             default_window_s=self.settings.graph.window_s,
         )
 
+    def resolve_namespace(self, goal: Goal) -> Goal:
+        """The goal with the namespace the cluster has. The one the words, a flag or the
+        alert named is kept when it exists; a candidate from the words that exists wins over
+        a mere default (the kube context's, the channel's), and over a named one that does
+        not exist. A word taken as the namespace is no longer a workload to look for."""
+        candidates = goal.scope.namespace_candidates
+        first = goal.scope.namespace
+        if not candidates:
+            return goal
+        if (
+            first is not None
+            and not goal.scope.namespace_is_default
+            and self.tools.call("k8s.namespace", {"namespace": first}).ok
+        ):
+            return goal
+        for name in candidates:
+            if name == first:
+                continue
+            if self.tools.call("k8s.namespace", {"namespace": name}).ok:
+                workloads = tuple(w for w in goal.scope.workloads if w.explicit or w.name != name)
+                scope = goal.scope.model_copy(
+                    update={
+                        "namespace": name,
+                        "namespace_is_default": False,
+                        "workloads": workloads,
+                    }
+                )
+                return goal.model_copy(update={"scope": scope})
+        return goal
+
     def preflight(self, goal: Goal) -> None:
         """Fail plainly before any work: no namespace, no such namespace, no cluster."""
         ns = goal.scope.namespace
@@ -237,7 +267,7 @@ class App:
         The same `request.run_id` continues a run that paused for an approval or was cut by a
         crash, from its checkpoint.
         """
-        goal = goal or self.intake(request)
+        goal = self.resolve_namespace(goal or self.intake(request))
         run_id = request.run_id or f"cli:{uuid.uuid4()}"
         now = time.time() if request.now is None else request.now
         verification = self.policy.verification

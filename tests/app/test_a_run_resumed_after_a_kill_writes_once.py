@@ -11,10 +11,10 @@ import pytest
 from kubernetes import client
 
 from policies import Policy
+from tests.support.product import app_over
 from tests.tools.mutate.cluster import create_deployment
 from tests.tools.mutate.rig import Rig
 from tests.tools.mutate.wire import Fault, Wire, landed, read_log
-from tests.support.product import app_over
 from tools.mutate.ledger import Phase
 from tools.read.kube import KubeReader
 from tools.read.registry import ReadRegistry

@@ -24,6 +24,8 @@ from typer.testing import CliRunner
 
 from policies import Policy
 from tests.judge.support import install_reports
+from tests.slack.support import CHANNEL, BotServer, mention, settings_for, user_message
+from tests.support.product import app_over
 from tests.tools.mutate.cluster import (
     bind_mutator,
     deployment,
@@ -32,8 +34,6 @@ from tests.tools.mutate.cluster import (
     wait_rollout,
 )
 from tests.tools.mutate.rig import Rig
-from tests.slack.support import CHANNEL, BotServer, mention, settings_for, user_message
-from tests.support.product import app_over
 from tools.errors import NotAnApprover
 from tools.mutate.ledger import Phase
 from tools.read.kube import KubeReader

@@ -21,7 +21,7 @@ from triage.cli.main import app
 from triage.core.bundles import Bundle, demo_dir, demo_names
 from triage.core.settings import Settings, StateSettings
 
-EXPECTED = {s.name: s.expect for s in load_scenarios()}
+EXPECTED = {s.name: s.expect for s in load_scenarios(split="dev")}
 
 
 def test_every_scenario_has_a_demo_bundle() -> None:

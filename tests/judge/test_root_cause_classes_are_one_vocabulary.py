@@ -14,8 +14,7 @@ import yaml
 from kubernetes import client
 
 from judge import Judge
-from judge.gates import SIGNATURES
-from tests.judge.test_the_judge_decides_on_fields import Cluster, draft, evidence, judge_input
+from judge.cause import SIGNATURES
 from tests.agent.llm.support import (
     TURN_1,
     CannedTools,
@@ -24,6 +23,7 @@ from tests.agent.llm.support import (
     scripted_planner,
     submit,
 )
+from tests.judge.test_the_judge_decides_on_fields import Cluster, draft, evidence, judge_input
 from triage.agent.planners.llm import prompts
 from triage.core.causes import CauseClass, UnknownCauseClass
 

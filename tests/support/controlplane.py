@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes import client, config, dynamic
 from kubernetes.client.exceptions import ApiException
 
@@ -320,6 +321,9 @@ def control_plane() -> Iterator[ControlPlane]:
     """
     keep = os.environ.get(KEEP_ENV) == "1"
     cp = ControlPlane.start_or_reuse()
+    # A reused control plane gets the identities' current rights (the manifest may have grown).
+    identities = CONTROLPLANE_DIR / "manifests" / "20-identities.yaml"
+    cp.apply("triage-system", [d for d in yaml.safe_load_all(identities.read_text()) if d])
     yield cp
     if keep:
         cp.started_here = False  # release() then only unregisters this session

@@ -26,7 +26,7 @@ from triage.core.bundles import demo_dir
 
 def main(names: list[str]) -> int:
     cp = ControlPlane.start_or_reuse()
-    scenarios = [s for s in load_scenarios() if not names or s.name in names]
+    scenarios = [s for s in load_scenarios(split="dev") if not names or s.name in names]
     load_all(cp, scenarios)
     work = Path(tempfile.mkdtemp(prefix="triage-record-"))
     prom = start_prometheus(

@@ -263,7 +263,7 @@ def _from_resource(obj: Json) -> Operation:
 
 
 class Ledger(Protocol):
-    """Where operations are recorded. Every backend passes tests/tools/mutate's conformance suite."""
+    """Where operations are recorded; every backend passes one conformance suite."""
 
     def claim(self, op: Operation) -> tuple[Operation, bool]:
         """Create `op` unless its ID exists. Returns (the stored record, True if we created

@@ -1,31 +1,25 @@
 """Read-only Kubernetes access, on the official client, as the reader identity.
 
-Every call has a timeout, lists are scoped (namespace, label/field selectors) and paginated
-with a hard item cap, and responses are read raw (`_preload_content=False`) and shaped by
-`k8s_shapes`: cheaper than building client models for every pod, and the bytes we digest are
-the bytes the apiserver sent. Secrets are never read: the reader identity has no right to
-them, and no function here asks. ConfigMaps are listed for their names only.
+`KubeReader` is every Kubernetes read tool: the namespace, pods, events and logs here; nodes;
+the RCAReport the judge reads back; and, from tools/read/kube_kinds.py, workloads,
+networking, policy and access objects. Every call has a timeout, lists are scoped
+(namespace, label/field selectors), paginated and capped (and say so when capped), and
+responses are shaped by tools/read/shapes*.py. Secrets are never read: the reader identity has
+no right to them, and no function here asks; ConfigMaps are listed for their names only.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client as k8s
-
-from tools.errors import ToolError
-from tools.kube_call import call_raw
 from tools.read import shapes
-from tools.read.payloads import Pod
-from tools.redact import DEFAULT, Redactor
-from tools.results import ToolResult, ToolStatus, clip, digest
+from tools.read.kube_base import Json, RequestStats
+from tools.read.kube_kinds import NetworkReads, PolicyReads, WorkloadReads
+from tools.read.payloads import Pod, PodRef
+from tools.results import ToolResult, digest
 
-Json = dict[str, Any]
-
+__all__ = ["RCAREPORT_GROUP", "RCAREPORT_PLURAL", "RCAREPORT_VERSION", "KubeReader", "RequestStats"]
 
 # The RCAReport custom resource (helm/triage/crds/rcareport.yaml): the deliverable, read back.
 RCAREPORT_GROUP = "triage.dev"
@@ -33,104 +27,8 @@ RCAREPORT_VERSION = "v1alpha1"
 RCAREPORT_PLURAL = "rcareports"
 
 
-@dataclass
-class RequestStats:
-    """Requests sent and bytes received, for benchmarks and the `/metrics` page."""
-
-    requests: int = 0
-    bytes: int = 0
-
-
-class KubeReader:
+class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
     """The Kubernetes half of the read registry."""
-
-    def __init__(
-        self,
-        api_client: k8s.ApiClient,
-        *,
-        timeout_s: float = 10.0,
-        page_size: int = 250,
-        max_items: int = 2000,
-        log_tail_lines: int = 200,
-        log_limit_bytes: int = 256_000,
-        redactor: Redactor = DEFAULT,
-    ) -> None:
-        self._api = api_client
-        self.api_client = api_client  # the identity's client, for its own report writes
-        self.core = k8s.CoreV1Api(api_client)
-        self.apps = k8s.AppsV1Api(api_client)
-        self.batch = k8s.BatchV1Api(api_client)
-        self.autoscaling = k8s.AutoscalingV2Api(api_client)
-        self.storage = k8s.StorageV1Api(api_client)
-        self.discovery = k8s.DiscoveryV1Api(api_client)
-        self.custom = k8s.CustomObjectsApi(api_client)
-        self.timeout_s = timeout_s
-        self.page_size = page_size
-        self.max_items = max_items
-        self.log_tail_lines = log_tail_lines
-        self.log_limit_bytes = log_limit_bytes
-        self.redactor = redactor
-        self.stats = RequestStats()
-
-    # -- plumbing --------------------------------------------------------------------------
-
-    def _raw(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
-        """One request; raises a ToolError subclass on any failure."""
-        self.stats.requests += 1
-        body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
-        self.stats.bytes += len(body)
-        return body
-
-    def _json(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Json:
-        raw = self._raw(fn, *args, **kwargs)
-        loaded: Json = json.loads(raw)
-        return loaded
-
-    def _list(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[list[Json], str]:
-        """Paginated list with a hard cap; returns the items and a digest of all pages."""
-        items: list[Json] = []
-        pages: list[str] = []
-        cont: str | None = None
-        while True:
-            page_kwargs = dict(kwargs, limit=self.page_size)
-            if cont:
-                page_kwargs["_continue"] = cont
-            data = self._json(fn, *args, **page_kwargs)
-            items.extend(data.get("items") or [])
-            pages.append(digest(data))
-            cont = (data.get("metadata") or {}).get("continue")
-            if not cont or len(items) >= self.max_items:
-                break
-        return items[: self.max_items], digest("".join(pages))
-
-    def _result(
-        self, tool: str, args: Json, produce: Callable[[], tuple[Any, str, str]]
-    ) -> ToolResult:
-        """Run `produce` -> (data, excerpt, raw_digest) and wrap it in the envelope."""
-        start = time.perf_counter()
-        try:
-            data, excerpt, raw_digest = produce()
-        except ToolError as e:
-            return ToolResult(
-                tool=tool,
-                args=args,
-                status=e.status,
-                excerpt=clip(self.redactor.text(str(e))),
-                error_kind=e.kind,
-                duration_ms=(time.perf_counter() - start) * 1000,
-            )
-        empty = data is None or (isinstance(data, list | dict) and not data)
-        return ToolResult(
-            tool=tool,
-            args=args,
-            status=ToolStatus.NO_DATA if empty else ToolStatus.OK,
-            excerpt=clip(self.redactor.text(excerpt or "nothing found")),
-            data=self.redactor.data(data),
-            raw_digest=raw_digest,
-            duration_ms=(time.perf_counter() - start) * 1000,
-        )
-
-    # -- tools ------------------------------------------------------------------------------
 
     def namespace(self, namespace: str) -> ToolResult:
         def produce() -> tuple[Any, str, str]:
@@ -158,11 +56,42 @@ class KubeReader:
                 kw["label_selector"] = label_selector
             if field_selector:
                 kw["field_selector"] = field_selector
-            items, dg = self._list(self.core.list_namespaced_pod, namespace, **kw)
-            pods = [shapes.pod(i) for i in items]
-            return pods, _pods_excerpt(pods), dg
+            listed = self._list(self.core.list_namespaced_pod, namespace, **kw)
+            self._truncated = listed.truncated
+            pods = [shapes.pod(i) for i in listed.items]
+            return pods, _pods_excerpt(pods), listed.digest
 
         return self._result("k8s.pods", args, produce)
+
+    def find_pods(self, label_selector: str) -> ToolResult:
+        """Pods of every namespace matching a label selector: where a controller runs (an
+        ingress controller serving a class), never a survey — the selector is required."""
+
+        def produce() -> tuple[Any, str, str]:
+            listed = self._list(
+                self.core.list_pod_for_all_namespaces, label_selector=label_selector
+            )
+            self._truncated = listed.truncated
+            found: list[PodRef] = []
+            for item in listed.items:
+                pod = shapes.pod(item)
+                found.append(
+                    {
+                        "namespace": str((item.get("metadata") or {}).get("namespace")),
+                        "name": pod["name"],
+                        "phase": pod["phase"],
+                        "ready": pod["ready"],
+                        "labels": pod["labels"],
+                        "containers": [c["name"] for c in pod["containers"]],
+                        "args": _first_command(pod),
+                    }
+                )
+            excerpt = f"{len(found)} pod(s): " + ", ".join(
+                f"{x['namespace']}/{x['name']}" for x in found[:6]
+            )
+            return found, excerpt, listed.digest
+
+        return self._result("k8s.find_pods", {"label_selector": label_selector}, produce)
 
     def events(
         self,
@@ -186,14 +115,15 @@ class KubeReader:
             if warnings_only:
                 selectors.append("type=Warning")
             kw: Json = {"field_selector": ",".join(selectors)} if selectors else {}
-            items, dg = self._list(self.core.list_namespaced_event, namespace, **kw)
-            evs = sorted((shapes.event(i) for i in items), key=lambda e: str(e["last_seen"]))
+            listed = self._list(self.core.list_namespaced_event, namespace, **kw)
+            self._truncated = listed.truncated
+            evs = sorted((shapes.event(i) for i in listed.items), key=lambda e: str(e["last_seen"]))
             excerpt = "; ".join(
                 f"{e['type']} {e['reason']} {e['object']['kind']}/{e['object']['name']}: "
                 f"{e['message']}"
                 for e in evs[-5:]
             )
-            return evs, excerpt, dg
+            return evs, excerpt, listed.digest
 
         return self._result("k8s.events", args, produce)
 
@@ -224,147 +154,21 @@ class KubeReader:
 
         return self._result("k8s.logs", args, produce)
 
-    def deployments(self, namespace: str, label_selector: str | None = None) -> ToolResult:
-        def produce() -> tuple[Any, str, str]:
-            kw: Json = {"label_selector": label_selector} if label_selector else {}
-            items, dg = self._list(self.apps.list_namespaced_deployment, namespace, **kw)
-            deps = [shapes.deployment(i) for i in items]
-            excerpt = "; ".join(
-                f"{d['name']} rev {d['revision']}: {d['available']}/{d['replicas']} available"
-                for d in deps
-            )
-            return deps, excerpt, dg
-
-        return self._result(
-            "k8s.deployments", {"namespace": namespace, "label_selector": label_selector}, produce
-        )
-
-    def rollout_history(self, namespace: str, deployment: str) -> ToolResult:
-        """The deployment's ReplicaSets ordered by revision: what changed and when."""
-
-        def produce() -> tuple[Any, str, str]:
-            dep = self._json(self.apps.read_namespaced_deployment, deployment, namespace)
-            selector = ",".join(
-                f"{k}={v}"
-                for k, v in ((dep.get("spec") or {}).get("selector") or {})
-                .get("matchLabels", {})
-                .items()
-            )
-            items, dg = self._list(
-                self.apps.list_namespaced_replica_set, namespace, label_selector=selector
-            )
-            uid = (dep.get("metadata") or {}).get("uid")
-            owned = [
-                shapes.replicaset(i)
-                for i in items
-                if any(
-                    r.get("uid") == uid
-                    for r in (i.get("metadata") or {}).get("ownerReferences", [])
-                )
-            ]
-            owned.sort(key=lambda r: int(r["revision"] or 0))
-            excerpt = "; ".join(
-                f"rev {r['revision']} {r['name']} {','.join(r['images'])} "
-                f"created {r['created']} ready {r['ready']}/{r['replicas']}"
-                for r in owned
-            )
-            return (
-                {"deployment": shapes.deployment(dep), "revisions": owned},
-                excerpt,
-                dg,
-            )
-
-        return self._result(
-            "k8s.rollout_history", {"namespace": namespace, "deployment": deployment}, produce
-        )
-
     def nodes(self, label_selector: str | None = None) -> ToolResult:
         def produce() -> tuple[Any, str, str]:
             kw: Json = {"label_selector": label_selector} if label_selector else {}
-            items, dg = self._list(self.core.list_node, **kw)
-            nodes = [shapes.node(i) for i in items]
+            listed = self._list(self.core.list_node, **kw)
+            self._truncated = listed.truncated
+            nodes = [shapes.node(i) for i in listed.items]
             excerpt = "; ".join(
                 f"{n['name']} cpu {n['allocatable'].get('cpu')} mem "
                 f"{n['allocatable'].get('memory')}"
                 + (f" taints {[t.get('key') for t in n['taints']]}" if n["taints"] else "")
                 for n in nodes
             )
-            return nodes, excerpt, dg
+            return nodes, excerpt, listed.digest
 
         return self._result("k8s.nodes", {"label_selector": label_selector}, produce)
-
-    def services(self, namespace: str) -> ToolResult:
-        def produce() -> tuple[Any, str, str]:
-            items, dg = self._list(self.core.list_namespaced_service, namespace)
-            svcs = [shapes.service(i) for i in items]
-            excerpt = "; ".join(f"{s['name']} selector {s['selector']}" for s in svcs)
-            return svcs, excerpt, dg
-
-        return self._result("k8s.services", {"namespace": namespace}, produce)
-
-    def endpoints(self, namespace: str, service: str) -> ToolResult:
-        def produce() -> tuple[Any, str, str]:
-            items, dg = self._list(
-                self.discovery.list_namespaced_endpoint_slice,
-                namespace,
-                label_selector=f"kubernetes.io/service-name={service}",
-            )
-            eps = shapes.endpoint_slices(service, items)
-            excerpt = (
-                f"service {service}: {eps['ready']} ready endpoints, {eps['not_ready']} not ready"
-            )
-            # An answer of zero endpoints is a fact, not an absence of data.
-            return eps, excerpt, dg
-
-        return self._result("k8s.endpoints", {"namespace": namespace, "service": service}, produce)
-
-    def pvcs(self, namespace: str) -> ToolResult:
-        def produce() -> tuple[Any, str, str]:
-            items, dg = self._list(self.core.list_namespaced_persistent_volume_claim, namespace)
-            claims = [shapes.pvc(i) for i in items]
-            excerpt = "; ".join(
-                f"{c['name']} {c['phase']} class {c['storage_class']}" for c in claims
-            )
-            return claims, excerpt, dg
-
-        return self._result("k8s.pvcs", {"namespace": namespace}, produce)
-
-    def storage_classes(self) -> ToolResult:
-        def produce() -> tuple[Any, str, str]:
-            items, dg = self._list(self.storage.list_storage_class)
-            classes = [shapes.storage_class(i) for i in items]
-            names = ", ".join(c["name"] for c in classes)
-            return classes, f"storage classes: {names}", dg
-
-        return self._result("k8s.storage_classes", {}, produce)
-
-    def hpas(self, namespace: str) -> ToolResult:
-        def produce() -> tuple[Any, str, str]:
-            items, dg = self._list(
-                self.autoscaling.list_namespaced_horizontal_pod_autoscaler, namespace
-            )
-            hpas = [shapes.hpa(i) for i in items]
-            excerpt = "; ".join(
-                f"{h['name']} -> {h['target']['name']}: {h['current_replicas']} replicas "
-                f"(min {h['min_replicas']}, max {h['max_replicas']})"
-                for h in hpas
-            )
-            return hpas, excerpt, dg
-
-        return self._result("k8s.hpas", {"namespace": namespace}, produce)
-
-    def jobs(self, namespace: str) -> ToolResult:
-        def produce() -> tuple[Any, str, str]:
-            items, dg = self._list(self.batch.list_namespaced_job, namespace)
-            jobs = [shapes.job(i) for i in items]
-            excerpt = "; ".join(
-                f"{j['name']}: {j['succeeded']} succeeded, {j['failed']} failed "
-                f"(backoffLimit {j['backoff_limit']})"
-                for j in jobs
-            )
-            return jobs, excerpt, dg
-
-        return self._result("k8s.jobs", {"namespace": namespace}, produce)
 
     def rcareport(self, namespace: str, name: str) -> ToolResult:
         """One RCAReport (the deliverable) as stored: spec, status, and the digest of the stored
@@ -402,15 +206,10 @@ class KubeReader:
 
         return self._result("k8s.rcareport", {"namespace": namespace, "name": name}, produce)
 
-    def configmap_names(self, namespace: str) -> ToolResult:
-        """Names only: the data is dropped on arrival and never leaves this function."""
 
-        def produce() -> tuple[Any, str, str]:
-            items, dg = self._list(self.core.list_namespaced_config_map, namespace)
-            names = sorted((i.get("metadata") or {}).get("name", "") for i in items)
-            return names, f"configmaps: {', '.join(names)}", dg
-
-        return self._result("k8s.configmap_names", {"namespace": namespace}, produce)
+def _first_command(pod: Pod) -> str:
+    spec = pod["containers"][0]["spec"] if pod["containers"] else None
+    return shapes.clipped(" ".join([*spec["command"], *spec["args"]])) if spec else ""
 
 
 def _pods_excerpt(pods: list[Pod]) -> str:

@@ -6,8 +6,11 @@ data to the payload of its tool). TypedDicts, not models: evidence travels throu
 checkpointer as plain JSON, and a payload read back is the same dict it was when it was made,
 so typing it costs nothing at run time while mypy checks every field a reader touches.
 
-Secrets never appear here: env *names* and the ConfigMaps/Secrets *referenced*, never values;
-ConfigMap names, never data.
+Secrets never appear here. Env vars keep their names, the ConfigMap/Secret *references*
+(name and key) and the literal values of the spec — redacted by the read tools' Redactor, which
+masks a value whose name looks secret whole, and clipped — because the cause of an incident is
+so often in a setting (a heap flag, a URL, a port); values that come from a Secret are never
+read. ConfigMaps: names (and key names), never data.
 """
 
 from __future__ import annotations
@@ -29,6 +32,55 @@ class Resources(TypedDict):
     requests: dict[str, str]
 
 
+class Probe(TypedDict, total=False):
+    kind: Literal["http", "tcp", "exec", "grpc"]
+    path: str
+    port: int | str
+    command: list[str]
+    initial_delay_s: int
+    period_s: int
+    timeout_s: int
+    failure_threshold: int
+
+
+class EnvVar(TypedDict, total=False):
+    name: str
+    value: str  # a literal value of the spec (redacted, clipped)
+    configmap: str  # "name/key" of a configMapKeyRef
+    secret: str  # "name/key" of a secretKeyRef: the reference, never the value
+    field: str  # a fieldRef/resourceFieldRef path
+
+
+class ContainerPort(TypedDict, total=False):
+    name: str
+    port: int
+    protocol: str
+
+
+class ContainerSpec(TypedDict):
+    """What a pod template says about one container (pods and revisions alike)."""
+
+    name: str
+    image: str
+    command: list[str]
+    args: list[str]
+    env: list[EnvVar]
+    env_from: list[str]  # "configmap:NAME" / "secret:NAME"
+    ports: list[ContainerPort]
+    limits: dict[str, str]
+    requests: dict[str, str]
+    liveness: Probe | None
+    readiness: Probe | None
+    startup: Probe | None
+    mounts: list[str]  # "volume -> /path"
+
+
+class Volume(TypedDict, total=False):
+    name: str
+    kind: str  # persistentVolumeClaim, configMap, secret, emptyDir, hostPath, projected, ...
+    ref: str  # the claim, ConfigMap or Secret it names
+
+
 class Container(TypedDict):
     name: str
     image: str | None
@@ -38,6 +90,7 @@ class Container(TypedDict):
     last_terminated: ContainerState | None
     limits: dict[str, str]
     requests: dict[str, str]
+    spec: ContainerSpec | None
 
 
 class Owner(TypedDict):
@@ -77,6 +130,23 @@ class Pod(TypedDict):
     claims: list[str]
     reason: str | None
     message: str | None
+    init_containers: list[Container]
+    service_account: str | None
+    volumes: list[Volume]
+    affinity: list[str]  # one line per required rule ("anti-affinity app=x on hostname")
+    start_time: str | None
+
+
+class PodRef(TypedDict):
+    """A pod found across namespaces (k8s.find_pods)."""
+
+    namespace: str
+    name: str
+    phase: str | None
+    ready: bool
+    labels: dict[str, str]
+    containers: list[str]
+    args: str  # the first container's command and args, clipped (which class it serves)
 
 
 class EventObject(TypedDict):
@@ -94,14 +164,15 @@ class Event(TypedDict):
     source: str | None
 
 
-class TemplateContainer(TypedDict):
-    name: str | None
-    image: str | None
-    limits: dict[str, str]
-    requests: dict[str, str]
-    env_names: list[str]
-    configmaps: list[str]
-    secrets: list[str]
+class PodTemplate(TypedDict):
+    """A pod template, shaped so two revisions can be diffed field by field."""
+
+    containers: list[ContainerSpec]
+    init_containers: list[ContainerSpec]
+    service_account: str | None
+    volumes: list[Volume]
+    node_selector: dict[str, str]
+    annotations: dict[str, str]  # template annotations (restart stamps, checksums), redacted
 
 
 class Deployment(TypedDict):
@@ -117,7 +188,7 @@ class Deployment(TypedDict):
     unavailable: int
     selector: dict[str, str]
     template_labels: dict[str, str]
-    containers: list[TemplateContainer]
+    template: PodTemplate
     strategy: str | None
     conditions: list[Condition]
     paused: bool
@@ -134,6 +205,7 @@ class ReplicaSet(TypedDict):
     ready: int
     available: int
     images: list[str]
+    template: PodTemplate
 
 
 class RolloutHistory(TypedDict):
@@ -154,6 +226,7 @@ class Node(TypedDict):
     taints: list[Taint]
     allocatable: dict[str, str]
     conditions: list[Condition]
+    heartbeat: str | None  # the Ready condition's lastHeartbeatTime
 
 
 class ServicePort(TypedDict, total=False):
@@ -172,8 +245,9 @@ class Service(TypedDict):
 
 class Endpoints(TypedDict):
     service: str
-    ready: int
+    ready: int  # ready, in a slice that has ports: these receive traffic
     not_ready: int
+    without_ports: int  # in a slice with no ports: the named targetPort resolves in no pod
     pods: list[str]
 
 
@@ -222,11 +296,155 @@ class HPA(TypedDict):
 class Job(TypedDict):
     name: str
     created: str | None
+    owner: Owner | None
     backoff_limit: int
+    active_deadline_s: int | None
     active: int
     succeeded: int
     failed: int
+    start_time: str | None
+    completion_time: str | None
     conditions: list[Condition]
+    template: PodTemplate
+
+
+class CronJob(TypedDict):
+    name: str
+    schedule: str
+    suspend: bool
+    concurrency_policy: str | None
+    starting_deadline_s: int | None
+    last_schedule: str | None
+    last_success: str | None
+    active: list[str]  # names of the Jobs it is running now
+    annotations: dict[str, str]  # what people noted on it (machine-written ones dropped)
+
+
+class StatefulSet(TypedDict):
+    name: str
+    service_name: str | None
+    replicas: int | None
+    ready: int
+    current: int
+    updated: int
+    selector: dict[str, str]
+    claim_templates: list[PVCTemplate]
+    template: PodTemplate
+    conditions: list[Condition]
+    annotations: dict[str, str]
+
+
+class PVCTemplate(TypedDict):
+    name: str
+    storage_class: str | None
+    requested: str | None
+
+
+class DaemonSet(TypedDict):
+    name: str
+    desired: int
+    current: int
+    ready: int
+    unavailable: int
+    misscheduled: int
+    selector: dict[str, str]
+    template: PodTemplate
+
+
+class IngressBackend(TypedDict, total=False):
+    host: str
+    path: str
+    service: str
+    port: int | str
+
+
+class Ingress(TypedDict):
+    name: str
+    ingress_class: str | None
+    tls_secrets: list[str]
+    backends: list[IngressBackend]
+    load_balancer: list[str]
+
+
+class IngressClass(TypedDict):
+    name: str
+    controller: str | None
+    default: bool
+
+
+class PolicyPeer(TypedDict, total=False):
+    pods: dict[str, str]  # podSelector matchLabels ({} = every pod)
+    namespaces: dict[str, str]  # namespaceSelector matchLabels
+    cidr: str
+    ports: list[str]  # "TCP/53"
+
+
+class NetworkPolicy(TypedDict):
+    name: str
+    pod_selector: dict[str, str]  # {} selects every pod of the namespace
+    types: list[str]  # Ingress, Egress
+    ingress: list[list[PolicyPeer]]  # one list of peers per rule ([] = from anywhere)
+    ingress_ports: list[list[str]]
+    egress: list[list[PolicyPeer]]
+    egress_ports: list[list[str]]
+
+
+class ResourceQuota(TypedDict):
+    name: str
+    hard: dict[str, str]
+    used: dict[str, str]
+
+
+class LimitRange(TypedDict):
+    name: str
+    limits: list[dict[str, Any]]  # type, max, min, default, defaultRequest per resource
+
+
+class PDB(TypedDict):
+    name: str
+    selector: dict[str, str]
+    min_available: int | str | None
+    max_unavailable: int | str | None
+    allowed_disruptions: int
+    current_healthy: int
+    desired_healthy: int
+    expected_pods: int
+
+
+class PolicyRule(TypedDict, total=False):
+    api_groups: list[str]
+    resources: list[str]
+    verbs: list[str]
+    names: list[str]
+
+
+class Role(TypedDict):
+    name: str
+    kind: str  # Role or ClusterRole
+    rules: list[PolicyRule]
+
+
+class RoleBinding(TypedDict, total=False):
+    name: str
+    role: str  # "Role/name" or "ClusterRole/name"
+    subjects: list[str]  # "ServiceAccount/ns/name", "User/alice", "Group/x"
+    cluster: bool  # a ClusterRoleBinding (absent: a RoleBinding of the namespace)
+
+
+class RBAC(TypedDict):
+    roles: list[Role]  # the namespace's Roles and the ClusterRoles its bindings name
+    bindings: list[RoleBinding]  # its RoleBindings, and ClusterRoleBindings of its accounts
+
+
+class Webhook(TypedDict):
+    configuration: str
+    kind: str  # validating or mutating
+    name: str
+    failure_policy: str | None
+    service: str | None  # "namespace/name:port"
+    url: str | None
+    namespace_selector: dict[str, str]
+    rules: list[str]  # "CREATE pods", ...
 
 
 class NamespaceInfo(TypedDict):

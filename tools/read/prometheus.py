@@ -142,6 +142,29 @@ class PrometheusReader:
 
         return self._result("prom.range", args, produce)
 
+    def metric_names(self, selector: str, start: float, end: float) -> ToolResult:
+        """The metric names that have series matching `selector` in the window: what this
+        Prometheus actually holds, so queries are built by what exists, not fixed names."""
+        return _metric_names(self, selector, start, end)
+
+
+MAX_NAMES = 500
+
+
+def _metric_names(reader: PrometheusReader, selector: str, start: float, end: float) -> ToolResult:
+    args: Json = {"selector": selector, "start": round(start), "end": round(end)}
+
+    def produce() -> tuple[Any, str]:
+        params = {"match[]": selector, "start": str(start), "end": str(end)}
+        raw = reader._call(
+            "metric names",
+            lambda: reader._client.get_label_values("__name__", params=params),
+        )
+        names = sorted(str(n) for n in raw)[:MAX_NAMES]
+        return names, f"{len(names)} metric names: " + ", ".join(names[:30])
+
+    return reader._result("prom.metric_names", args, produce)
+
 
 def _num(v: Any) -> float:
     try:

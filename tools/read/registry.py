@@ -73,8 +73,18 @@ class NodesArgs(_Args):
     label_selector: str | None = Field(default=None, max_length=512)
 
 
+class FindPodsArgs(_Args):
+    label_selector: str = Field(min_length=3, max_length=512)
+
+
 class NoArgs(_Args):
     pass
+
+
+class MetricNamesArgs(_Args):
+    selector: str = Field(min_length=2, max_length=500, pattern=r"^\{.*\}$")
+    start: float
+    end: float
 
 
 class InstantQueryArgs(_Args):
@@ -121,6 +131,12 @@ SPECS: tuple[ToolSpec, ...] = (
         DeploymentArgs,
     ),
     ToolSpec("k8s.nodes", "Nodes with allocatable resources, taints and conditions.", NodesArgs),
+    ToolSpec(
+        "k8s.find_pods",
+        "Pods in every namespace the reader may list that match a label selector (required): "
+        "namespace, name, phase, readiness, container names.",
+        FindPodsArgs,
+    ),
     ToolSpec("k8s.services", "Services and their selectors.", NamespaceArgs),
     ToolSpec("k8s.endpoints", "Ready and not-ready endpoints behind a service.", ServiceArgs),
     ToolSpec("k8s.pvcs", "PersistentVolumeClaims with phase and storage class.", NamespaceArgs),
@@ -129,9 +145,47 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("k8s.jobs", "Jobs with succeeded/failed counts and conditions.", NamespaceArgs),
     ToolSpec("k8s.configmap_names", "Names of the ConfigMaps in a namespace.", NamespaceArgs),
     ToolSpec(
+        "k8s.statefulsets",
+        "StatefulSets with replicas, governing service and volume claim templates.",
+        NamespaceArgs,
+    ),
+    ToolSpec("k8s.daemonsets", "DaemonSets with desired/ready counts.", NamespaceArgs),
+    ToolSpec(
+        "k8s.cronjobs",
+        "CronJobs with schedule, suspend, concurrency policy, last schedule and active jobs.",
+        NamespaceArgs,
+    ),
+    ToolSpec("k8s.pdbs", "PodDisruptionBudgets with allowed disruptions.", NamespaceArgs),
+    ToolSpec(
+        "k8s.ingresses", "Ingresses with class, TLS secret names and backends.", NamespaceArgs
+    ),
+    ToolSpec("k8s.ingress_classes", "IngressClasses that exist in the cluster.", NoArgs),
+    ToolSpec(
+        "k8s.network_policies",
+        "NetworkPolicies with their pod selector and ingress/egress rules.",
+        NamespaceArgs,
+    ),
+    ToolSpec("k8s.resource_quotas", "ResourceQuotas with hard limits and usage.", NamespaceArgs),
+    ToolSpec("k8s.limit_ranges", "LimitRanges with min/max/default per type.", NamespaceArgs),
+    ToolSpec(
+        "k8s.rbac",
+        "RoleBindings of a namespace with their Roles/ClusterRoles and rules.",
+        NamespaceArgs,
+    ),
+    ToolSpec(
+        "k8s.webhooks",
+        "Admission webhooks (validating, mutating): service, failurePolicy, rules.",
+        NoArgs,
+    ),
+    ToolSpec(
         "k8s.rcareport",
         "One RCAReport (a submitted RCA) as stored, with the digest of its stored draft.",
         ReportArgs,
+    ),
+    ToolSpec(
+        "prom.metric_names",
+        'Metric names with series matching a selector (e.g. {namespace="shop"}) in a window.',
+        MetricNamesArgs,
     ),
     ToolSpec("prom.query", "PromQL instant query.", InstantQueryArgs),
     ToolSpec("prom.range", "PromQL range query between unix timestamps.", RangeQueryArgs),
@@ -191,6 +245,7 @@ class ReadRegistry:
             "k8s.deployments": lambda a: k.deployments(a.namespace, a.label_selector),
             "k8s.rollout_history": lambda a: k.rollout_history(a.namespace, a.deployment),
             "k8s.nodes": lambda a: k.nodes(a.label_selector),
+            "k8s.find_pods": lambda a: k.find_pods(a.label_selector),
             "k8s.services": lambda a: k.services(a.namespace),
             "k8s.endpoints": lambda a: k.endpoints(a.namespace, a.service),
             "k8s.pvcs": lambda a: k.pvcs(a.namespace),
@@ -198,6 +253,18 @@ class ReadRegistry:
             "k8s.hpas": lambda a: k.hpas(a.namespace),
             "k8s.jobs": lambda a: k.jobs(a.namespace),
             "k8s.configmap_names": lambda a: k.configmap_names(a.namespace),
+            "k8s.statefulsets": lambda a: k.statefulsets(a.namespace),
+            "k8s.daemonsets": lambda a: k.daemonsets(a.namespace),
+            "k8s.cronjobs": lambda a: k.cronjobs(a.namespace),
+            "k8s.pdbs": lambda a: k.pdbs(a.namespace),
+            "k8s.ingresses": lambda a: k.ingresses(a.namespace),
+            "k8s.ingress_classes": lambda a: k.ingress_classes(),
+            "k8s.network_policies": lambda a: k.network_policies(a.namespace),
+            "k8s.resource_quotas": lambda a: k.resource_quotas(a.namespace),
+            "k8s.limit_ranges": lambda a: k.limit_ranges(a.namespace),
+            "k8s.rbac": lambda a: k.rbac(a.namespace),
+            "k8s.webhooks": lambda a: k.webhooks(),
+            "prom.metric_names": self._prom_names,
             "k8s.rcareport": lambda a: k.rcareport(a.namespace, a.name),
             "prom.query": self._prom_query,
             "prom.range": self._prom_range,
@@ -211,6 +278,11 @@ class ReadRegistry:
             excerpt="Prometheus is not configured (set TRIAGE_PROMETHEUS__URL or --prometheus-url)",
             error_kind=ErrorKind.UNREACHABLE,
         )
+
+    def _prom_names(self, a: MetricNamesArgs) -> ToolResult:
+        if self.prometheus is None:
+            return self._no_prometheus("prom.metric_names", a)
+        return self.prometheus.metric_names(a.selector, a.start, a.end)
 
     def _prom_query(self, a: InstantQueryArgs) -> ToolResult:
         if self.prometheus is None:

@@ -1,22 +1,27 @@
-"""Pure functions that turn raw Kubernetes JSON into the small, stable shapes tools return.
+"""Pure functions that turn raw Kubernetes JSON into the small, stable shapes tools return:
+pods, pod templates, events, nodes (the other kinds are in `shapes_kinds.py`).
 
-Keeping only what triage needs (status, reasons, exit codes, counts, references) bounds what
-reaches a model, the judge or storage, and deliberately drops what must never leave the
-cluster: annotations, env values, ConfigMap data. Functions here take `kubectl get -o json`
-dicts, so a recorded bundle and a live call go through the same code. What they return is
-typed in `tools/read/payloads.py`.
+Keeping only what triage needs (status, reasons, exit codes, counts, references, the settings
+of a container) bounds what reaches a model, the judge or storage. What is dropped on purpose:
+annotations (but a template's, which carry restart stamps and config checksums), ConfigMap
+data, and every value that comes from a Secret. Env values of the spec are kept because the
+cause is so often a setting; the read tools' Redactor masks a value whose name looks secret
+whole, and they are clipped here. Functions take `kubectl get -o json` dicts, so a recorded
+bundle and a live call go through the same code. What they return is typed in
+`tools/read/payloads.py`.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 from tools.read import payloads as p
 
 Json = dict[str, Any]
+VALUE_CHARS = 300  # an env value or an argument longer than this is clipped
 
 
-def _get(obj: Any, *path: str, default: Any = None) -> Any:
+def get(obj: Any, *path: str, default: Any = None) -> Any:
     for key in path:
         if not isinstance(obj, dict):
             return default
@@ -24,6 +29,48 @@ def _get(obj: Any, *path: str, default: Any = None) -> Any:
         if obj is None:
             return default
     return obj
+
+
+def pick(obj: Json, keys: tuple[str, ...]) -> Any:
+    """The keys of `obj` that are set (typed by the caller's payload)."""
+    return {k: obj[k] for k in keys if obj.get(k) is not None}
+
+
+def clipped(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+_MACHINE_NOTES = ("kubectl.kubernetes.io/", "deployment.kubernetes.io/", "meta.helm.sh/")
+
+
+def notes(meta: Json) -> dict[str, str]:
+    """The annotations people leave on an object ("suspended-by: maintenance runbook step 4"),
+    clipped; the machine-written ones (last-applied configuration, revisions) are dropped."""
+    return {
+        str(k): str(v)[:200]
+        for k, v in (meta.get("annotations") or {}).items()
+        if not str(k).startswith(_MACHINE_NOTES)
+    }
+
+
+def conditions(status: Json) -> list[p.Condition]:
+    keys = ("type", "status", "reason", "message", "lastTransitionTime")
+    return [pick(c, keys) for c in status.get("conditions") or []]
+
+
+def owner(meta: Json) -> p.Owner | None:
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller"):
+            return {"kind": ref.get("kind"), "name": ref.get("name")}
+    return None
+
+
+def selector(spec: Json) -> dict[str, str]:
+    return dict(get(spec, "selector", "matchLabels", default={}) or {})
+
+
+# -- containers and templates ----------------------------------------------------------------
 
 
 def _state(state: Json | None) -> p.ContainerState | None:
@@ -46,103 +93,188 @@ def _state(state: Json | None) -> p.ContainerState | None:
     return None
 
 
-class _EnvRefs(TypedDict):
-    env_names: list[str]
-    configmaps: list[str]
-    secrets: list[str]
+def _probe(raw: Json | None) -> p.Probe | None:
+    if not raw:
+        return None
+    out: Json = {}
+    if "httpGet" in raw:
+        out |= {"kind": "http", "path": raw["httpGet"].get("path", "/")}
+        out["port"] = raw["httpGet"].get("port")
+    elif "tcpSocket" in raw:
+        out |= {"kind": "tcp", "port": raw["tcpSocket"].get("port")}
+    elif "grpc" in raw:
+        out |= {"kind": "grpc", "port": raw["grpc"].get("port")}
+    elif "exec" in raw:
+        out |= {"kind": "exec", "command": [clipped(c) for c in raw["exec"].get("command") or []]}
+    for src, dst in (
+        ("initialDelaySeconds", "initial_delay_s"),
+        ("periodSeconds", "period_s"),
+        ("timeoutSeconds", "timeout_s"),
+        ("failureThreshold", "failure_threshold"),
+    ):
+        if raw.get(src) is not None:
+            out[dst] = raw[src]
+    return cast(p.Probe, out)
 
 
-def _pick(obj: Json, keys: tuple[str, ...]) -> Any:
-    """The keys of `obj` that are set (typed by the caller's payload)."""
-    return {k: obj[k] for k in keys if obj.get(k) is not None}
+def _env(raw: Json) -> p.EnvVar:
+    out: Json = {"name": str(raw.get("name", ""))}
+    ref = raw.get("valueFrom") or {}
+    if "value" in raw:
+        out["value"] = clipped(raw.get("value") or "")
+    elif "configMapKeyRef" in ref:
+        r = ref["configMapKeyRef"]
+        out["configmap"] = f"{r.get('name', '')}/{r.get('key', '')}"
+    elif "secretKeyRef" in ref:
+        r = ref["secretKeyRef"]
+        out["secret"] = f"{r.get('name', '')}/{r.get('key', '')}"
+    elif "fieldRef" in ref or "resourceFieldRef" in ref:
+        r = ref.get("fieldRef") or ref.get("resourceFieldRef") or {}
+        out["field"] = str(r.get("fieldPath") or r.get("resource") or "")
+    return cast(p.EnvVar, out)
 
 
-def _resources(spec: Json | None) -> p.Resources:
-    res = _get(spec, "resources", default={}) or {}
+def container_spec(c: Json) -> p.ContainerSpec:
+    res = c.get("resources") or {}
+    env_from = []
+    for src in c.get("envFrom") or []:
+        if "configMapRef" in src:
+            env_from.append(f"configmap:{src['configMapRef'].get('name', '')}")
+        if "secretRef" in src:
+            env_from.append(f"secret:{src['secretRef'].get('name', '')}")
     return {
+        "name": str(c.get("name") or ""),
+        "image": str(c.get("image") or ""),
+        "command": [clipped(x) for x in c.get("command") or []],
+        "args": [clipped(x) for x in c.get("args") or []],
+        "env": [_env(e) for e in c.get("env") or []],
+        "env_from": env_from,
+        "ports": [
+            pick({"name": x.get("name"), "port": x.get("containerPort")}, ("name", "port"))
+            for x in c.get("ports") or []
+        ],
         "limits": dict(res.get("limits") or {}),
         "requests": dict(res.get("requests") or {}),
+        "liveness": _probe(c.get("livenessProbe")),
+        "readiness": _probe(c.get("readinessProbe")),
+        "startup": _probe(c.get("startupProbe")),
+        "mounts": [f"{m.get('name')} -> {m.get('mountPath')}" for m in c.get("volumeMounts") or []],
     }
 
 
-def _env_refs(container: Json) -> _EnvRefs:
-    """Names of env vars and the ConfigMaps/Secrets referenced, never the values."""
-    names: list[str] = []
-    configmaps: set[str] = set()
-    secrets: set[str] = set()
-    for env in container.get("env") or []:
-        names.append(env.get("name", ""))
-        ref = env.get("valueFrom") or {}
-        if "configMapKeyRef" in ref:
-            configmaps.add(ref["configMapKeyRef"].get("name", ""))
-        if "secretKeyRef" in ref:
-            secrets.add(ref["secretKeyRef"].get("name", ""))
-    for src in container.get("envFrom") or []:
-        if "configMapRef" in src:
-            configmaps.add(src["configMapRef"].get("name", ""))
-        if "secretRef" in src:
-            secrets.add(src["secretRef"].get("name", ""))
-    return {"env_names": names, "configmaps": sorted(configmaps), "secrets": sorted(secrets)}
+_VOLUME_REFS = {
+    "persistentVolumeClaim": "claimName",
+    "configMap": "name",
+    "secret": "secretName",
+}
 
 
-def owner(meta: Json) -> p.Owner | None:
-    for ref in meta.get("ownerReferences") or []:
-        if ref.get("controller"):
-            return {"kind": ref.get("kind"), "name": ref.get("name")}
-    return None
+def volumes(spec: Json) -> list[p.Volume]:
+    out: list[p.Volume] = []
+    for v in spec.get("volumes") or []:
+        kind = next((k for k in v if k != "name"), "unknown")
+        ref_key = _VOLUME_REFS.get(kind)
+        entry: Json = {"name": v.get("name", ""), "kind": kind}
+        if ref_key and isinstance(v.get(kind), dict) and v[kind].get(ref_key):
+            entry["ref"] = v[kind][ref_key]
+        out.append(cast(p.Volume, entry))
+    return out
+
+
+def template(tmpl: Json) -> p.PodTemplate:
+    spec = tmpl.get("spec") or {}
+    return {
+        "containers": [container_spec(c) for c in spec.get("containers") or []],
+        "init_containers": [container_spec(c) for c in spec.get("initContainers") or []],
+        "service_account": spec.get("serviceAccountName"),
+        "volumes": volumes(spec),
+        "node_selector": dict(spec.get("nodeSelector") or {}),
+        "annotations": {
+            str(k): clipped(v) for k, v in (get(tmpl, "metadata", "annotations") or {}).items()
+        },
+    }
+
+
+def _containers(statuses: list[Json], specs: list[Json]) -> list[p.Container]:
+    by_name = {c.get("name"): c for c in specs}
+    out: list[p.Container] = []
+    seen: set[str] = set()
+    for cs in statuses:
+        name = str(cs.get("name"))
+        seen.add(name)
+        raw = by_name.get(name) or {}
+        res = raw.get("resources") or {}
+        out.append(
+            {
+                "name": name,
+                "image": cs.get("image") or raw.get("image"),
+                "ready": bool(cs.get("ready")),
+                "restarts": int(cs.get("restartCount") or 0),
+                "state": _state(cs.get("state")),
+                "last_terminated": _state(cs.get("lastState")),
+                "limits": dict(res.get("limits") or {}),
+                "requests": dict(res.get("requests") or {}),
+                "spec": container_spec(raw) if raw else None,
+            }
+        )
+    for spec_name, raw in by_name.items():  # not started yet (Pending): the spec side
+        if spec_name in seen:
+            continue
+        res = raw.get("resources") or {}
+        out.append(
+            {
+                "name": str(spec_name),
+                "image": raw.get("image"),
+                "ready": False,
+                "restarts": 0,
+                "state": None,
+                "last_terminated": None,
+                "limits": dict(res.get("limits") or {}),
+                "requests": dict(res.get("requests") or {}),
+                "spec": container_spec(raw),
+            }
+        )
+    return out
+
+
+def _affinity(spec: Json) -> list[str]:
+    """Required placement rules, one line each, for the scheduler's FailedScheduling."""
+    out = []
+    aff = spec.get("affinity") or {}
+    for kind, key in (("podAntiAffinity", "anti-affinity"), ("podAffinity", "affinity")):
+        for term in get(aff, kind, "requiredDuringSchedulingIgnoredDuringExecution") or []:
+            labels = get(term, "labelSelector", "matchLabels") or {}
+            sel = ",".join(f"{k}={v}" for k, v in labels.items())
+            out.append(f"{key} {sel or '*'} per {term.get('topologyKey', '?')}")
+    node_terms = get(
+        aff, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"
+    )
+    for term in node_terms or []:
+        for expr in term.get("matchExpressions") or []:
+            values = ",".join(expr.get("values") or [])
+            out.append(f"node {expr.get('key')} {expr.get('operator')} {values}".strip())
+    for c in spec.get("topologySpreadConstraints") or []:
+        if c.get("whenUnsatisfiable") == "DoNotSchedule":
+            out.append(f"spread maxSkew {c.get('maxSkew')} per {c.get('topologyKey')}")
+    return out
 
 
 def pod(obj: Json) -> p.Pod:
     meta = obj.get("metadata", {})
     spec = obj.get("spec", {})
     status = obj.get("status", {})
-    spec_containers = {c.get("name"): c for c in spec.get("containers") or []}
-    containers: list[p.Container] = []
-    for cs in status.get("containerStatuses") or []:
-        name = cs.get("name")
-        containers.append(
-            {
-                "name": name,
-                "image": cs.get("image") or _get(spec_containers, name, "image"),
-                "ready": bool(cs.get("ready")),
-                "restarts": int(cs.get("restartCount") or 0),
-                "state": _state(cs.get("state")),
-                "last_terminated": _state(cs.get("lastState")),
-                "limits": _resources(spec_containers.get(name))["limits"],
-                "requests": _resources(spec_containers.get(name))["requests"],
-            }
-        )
-    if not containers:  # not started yet (Pending): report the spec side
-        for name, c in spec_containers.items():
-            containers.append(
-                {
-                    "name": name,
-                    "image": c.get("image"),
-                    "ready": False,
-                    "restarts": 0,
-                    "state": None,
-                    "last_terminated": None,
-                    "limits": _resources(c)["limits"],
-                    "requests": _resources(c)["requests"],
-                }
-            )
-    volumes_cm = sorted(
-        {
-            v["configMap"]["name"]
-            for v in spec.get("volumes") or []
-            if v.get("configMap") and v["configMap"].get("name")
-        }
-    )
-    claims = sorted(
-        {
-            v["persistentVolumeClaim"]["claimName"]
-            for v in spec.get("volumes") or []
-            if v.get("persistentVolumeClaim")
-        }
-    )
-    refs = [_env_refs(c) for c in spec_containers.values()]
+    containers = _containers(status.get("containerStatuses") or [], spec.get("containers") or [])
+    init = _containers(status.get("initContainerStatuses") or [], spec.get("initContainers") or [])
+    vols = volumes(spec)
+    refs = [container_spec(c) for c in spec.get("containers") or []]
+    env_cms = {
+        e["configmap"].split("/")[0] for c in refs for e in c["env"] if e.get("configmap")
+    } | {f.split(":", 1)[1] for c in refs for f in c["env_from"] if f.startswith("configmap:")}
+    env_secrets = {e["secret"].split("/")[0] for c in refs for e in c["env"] if e.get("secret")} | {
+        f.split(":", 1)[1] for c in refs for f in c["env_from"] if f.startswith("secret:")
+    }
     return {
-        "name": meta.get("name"),
+        "name": str(meta.get("name")),
         "phase": status.get("phase"),
         "node": spec.get("nodeName"),
         "created": meta.get("creationTimestamp"),
@@ -153,22 +285,35 @@ def pod(obj: Json) -> p.Pod:
             for c in status.get("conditions") or []
         ),
         "conditions": [
-            _pick(c, ("type", "status", "reason", "message"))
-            for c in status.get("conditions") or []
+            pick(c, ("type", "status", "reason", "message")) for c in status.get("conditions") or []
         ],
         "containers": containers,
         "node_selector": dict(spec.get("nodeSelector") or {}),
         "tolerations": [
-            _pick(t, ("key", "operator", "value", "effect"))
+            pick(t, ("key", "operator", "value", "effect"))
             for t in spec.get("tolerations") or []
             if not str(t.get("key", "")).startswith("node.kubernetes.io/")
         ],
-        "configmaps": sorted({n for r in refs for n in r["configmaps"]} | set(volumes_cm)),
-        "secrets_referenced": sorted({n for r in refs for n in r["secrets"]}),
-        "claims": claims,
+        "configmaps": sorted(
+            env_cms | {v["ref"] for v in vols if v.get("kind") == "configMap" and "ref" in v}
+        ),
+        "secrets_referenced": sorted(
+            env_secrets | {v["ref"] for v in vols if v.get("kind") == "secret" and "ref" in v}
+        ),
+        "claims": sorted(
+            {v["ref"] for v in vols if v.get("kind") == "persistentVolumeClaim" and "ref" in v}
+        ),
         "reason": status.get("reason"),
         "message": status.get("message"),
+        "init_containers": init,
+        "service_account": spec.get("serviceAccountName"),
+        "volumes": vols,
+        "affinity": _affinity(spec),
+        "start_time": status.get("startTime"),
     }
+
+
+# -- events, nodes -----------------------------------------------------------------------------
 
 
 def event(obj: Json) -> p.Event:
@@ -178,75 +323,11 @@ def event(obj: Json) -> p.Event:
         "reason": obj.get("reason"),
         "message": obj.get("message") or obj.get("note"),
         "object": {"kind": involved.get("kind"), "name": involved.get("name")},
-        "count": obj.get("count") or _get(obj, "series", "count") or 1,
+        "count": obj.get("count") or get(obj, "series", "count") or 1,
         "last_seen": obj.get("lastTimestamp")
         or obj.get("eventTime")
-        or _get(obj, "metadata", "creationTimestamp"),
-        "source": _get(obj, "source", "component") or obj.get("reportingComponent"),
-    }
-
-
-def _conditions(status: Json) -> list[p.Condition]:
-    keys = ("type", "status", "reason", "message", "lastTransitionTime")
-    return [_pick(c, keys) for c in status.get("conditions") or []]
-
-
-def _template_container(c: Json) -> p.TemplateContainer:
-    res, refs = _resources(c), _env_refs(c)
-    return {
-        "name": c.get("name"),
-        "image": c.get("image"),
-        "limits": res["limits"],
-        "requests": res["requests"],
-        "env_names": refs["env_names"],
-        "configmaps": refs["configmaps"],
-        "secrets": refs["secrets"],
-    }
-
-
-def deployment(obj: Json) -> p.Deployment:
-    meta = obj.get("metadata", {})
-    spec = obj.get("spec", {})
-    status = obj.get("status", {})
-    template = _get(spec, "template", "spec", default={})
-    return {
-        "name": meta.get("name"),
-        "created": meta.get("creationTimestamp"),
-        "revision": _get(meta, "annotations", "deployment.kubernetes.io/revision"),
-        "generation": meta.get("generation"),
-        "observed_generation": status.get("observedGeneration"),
-        "replicas": spec.get("replicas"),
-        "ready": status.get("readyReplicas") or 0,
-        "updated": status.get("updatedReplicas") or 0,
-        "available": status.get("availableReplicas") or 0,
-        "unavailable": status.get("unavailableReplicas") or 0,
-        "selector": dict(_get(spec, "selector", "matchLabels", default={}) or {}),
-        "template_labels": dict(_get(spec, "template", "metadata", "labels", default={}) or {}),
-        "containers": [_template_container(c) for c in template.get("containers") or []],
-        "strategy": _get(spec, "strategy", "type"),
-        "conditions": _conditions(status),
-        "paused": bool(spec.get("paused")),
-        "restart_stamp": _get(spec, "template", "metadata", "annotations", "triage.dev/restart"),
-    }
-
-
-def replicaset(obj: Json) -> p.ReplicaSet:
-    meta = obj.get("metadata", {})
-    spec = obj.get("spec", {})
-    status = obj.get("status", {})
-    return {
-        "name": meta.get("name"),
-        "created": meta.get("creationTimestamp"),
-        "owner": owner(meta),
-        "revision": _get(meta, "annotations", "deployment.kubernetes.io/revision"),
-        "template_hash": _get(meta, "labels", "pod-template-hash"),
-        "replicas": spec.get("replicas") or 0,
-        "ready": status.get("readyReplicas") or 0,
-        "available": status.get("availableReplicas") or 0,
-        "images": [
-            str(c.get("image") or "")
-            for c in _get(spec, "template", "spec", "containers", default=[]) or []
-        ],
+        or get(obj, "metadata", "creationTimestamp"),
+        "source": get(obj, "source", "component") or obj.get("reportingComponent"),
     }
 
 
@@ -254,125 +335,19 @@ def node(obj: Json) -> p.Node:
     meta = obj.get("metadata", {})
     spec = obj.get("spec", {})
     status = obj.get("status", {})
+    ready: Json = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
     return {
-        "name": meta.get("name"),
+        "name": str(meta.get("name")),
         "labels": {
             k: v
             for k, v in (meta.get("labels") or {}).items()
             if not k.startswith(("beta.kubernetes.io/", "kubernetes.io/hostname"))
         },
         "unschedulable": bool(spec.get("unschedulable")),
-        "taints": [_pick(t, ("key", "value", "effect")) for t in spec.get("taints") or []],
+        "taints": [pick(t, ("key", "value", "effect")) for t in spec.get("taints") or []],
         "allocatable": dict(status.get("allocatable") or {}),
         "conditions": [
-            _pick(c, ("type", "status", "reason")) for c in status.get("conditions") or []
+            pick(c, ("type", "status", "reason", "message")) for c in status.get("conditions") or []
         ],
-    }
-
-
-def service(obj: Json) -> p.Service:
-    meta = obj.get("metadata", {})
-    spec = obj.get("spec", {})
-    return {
-        "name": meta.get("name"),
-        "type": spec.get("type"),
-        "selector": dict(spec.get("selector") or {}),
-        "ports": [
-            _pick(port, ("name", "port", "targetPort", "protocol"))
-            for port in spec.get("ports") or []
-        ],
-    }
-
-
-def endpoint_slices(service_name: str, slices: list[Json]) -> p.Endpoints:
-    ready = 0
-    not_ready = 0
-    targets: list[str] = []
-    for sl in slices:
-        for ep in sl.get("endpoints") or []:
-            if _get(ep, "conditions", "ready", default=True):
-                ready += 1
-            else:
-                not_ready += 1
-            ref = ep.get("targetRef") or {}
-            if ref.get("name"):
-                targets.append(ref["name"])
-    return {"service": service_name, "ready": ready, "not_ready": not_ready, "pods": targets}
-
-
-def pvc(obj: Json) -> p.PVC:
-    meta = obj.get("metadata", {})
-    spec = obj.get("spec", {})
-    status = obj.get("status", {})
-    return {
-        "name": meta.get("name"),
-        "phase": status.get("phase"),
-        "storage_class": spec.get("storageClassName"),
-        "requested": _get(spec, "resources", "requests", "storage"),
-        "volume": spec.get("volumeName"),
-    }
-
-
-def storage_class(obj: Json) -> p.StorageClass:
-    meta = obj.get("metadata", {})
-    return {
-        "name": meta.get("name"),
-        "provisioner": obj.get("provisioner"),
-        "default": _get(meta, "annotations", "storageclass.kubernetes.io/is-default-class")
-        == "true",
-    }
-
-
-def hpa(obj: Json) -> p.HPA:
-    meta = obj.get("metadata", {})
-    spec = obj.get("spec", {})
-    status = obj.get("status", {})
-    metrics: list[p.MetricValue] = []
-    for m in status.get("currentMetrics") or []:
-        res = m.get("resource") or {}
-        cur = res.get("current") or {}
-        metrics.append(
-            {
-                "name": res.get("name"),
-                "utilization": cur.get("averageUtilization"),
-                "value": cur.get("averageValue"),
-            }
-        )
-    targets: list[p.MetricTarget] = []
-    for m in spec.get("metrics") or []:
-        res = m.get("resource") or {}
-        targets.append(
-            {
-                "name": res.get("name"),
-                "utilization": _get(res, "target", "averageUtilization"),
-            }
-        )
-    return {
-        "name": meta.get("name"),
-        "target": {
-            "kind": _get(spec, "scaleTargetRef", "kind"),
-            "name": _get(spec, "scaleTargetRef", "name"),
-        },
-        "min_replicas": spec.get("minReplicas", 1),
-        "max_replicas": spec.get("maxReplicas"),
-        "current_replicas": status.get("currentReplicas"),
-        "desired_replicas": status.get("desiredReplicas"),
-        "current_metrics": metrics,
-        "target_metrics": targets,
-        "conditions": _conditions(status),
-    }
-
-
-def job(obj: Json) -> p.Job:
-    meta = obj.get("metadata", {})
-    spec = obj.get("spec", {})
-    status = obj.get("status", {})
-    return {
-        "name": meta.get("name"),
-        "created": meta.get("creationTimestamp"),
-        "backoff_limit": spec.get("backoffLimit", 6),
-        "active": status.get("active") or 0,
-        "succeeded": status.get("succeeded") or 0,
-        "failed": status.get("failed") or 0,
-        "conditions": _conditions(status),
+        "heartbeat": ready.get("lastHeartbeatTime"),
     }

@@ -77,7 +77,7 @@ def build_graph(
         with ThreadPoolExecutor(max_workers=MAX_PARALLEL_CALLS) as pool:
             results = list(pool.map(lambda c: tools.call(c.name, c.args), calls))
         evidence = [
-            Evidence.from_result(f"E{first + i}", r, args=c.args)
+            Evidence.from_result(f"E{first + i}", r, args=c.args, purpose=c.purpose)
             for i, (c, r) in enumerate(zip(calls, results, strict=True))
         ]
         for ev in evidence:

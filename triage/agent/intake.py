@@ -12,7 +12,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from tools.redact import DEFAULT
-from triage.core.models import Deliverable, Goal, RequestKind, Scope, Workload
+from triage.agent import asks
+from triage.core.models import Alert, Deliverable, Goal, RequestKind, Scope, Workload
 
 _CASUAL = re.compile(
     r"^\s*((thanks?( you)?|thx|ty|cheers|hi|hello|hey|ok(ay)?|cool|nice|great|good (job|bot)|"
@@ -31,9 +32,9 @@ _WRITE = re.compile(r"\b(write|draft|file|submit|create|produce)\b", re.I)
 _NAME = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 _NS_PATTERNS = (
     re.compile(rf"\b{_NAME}\.(?P<ns>{_NAME})\.svc\b", re.I),
-    re.compile(rf"\bnamespace[:= ]+[`'\"]?(?P<ns>{_NAME})\b", re.I),
+    re.compile(rf"(?<![\w-])namespace[:= ]+[`'\"]?(?P<ns>{_NAME})\b", re.I),
     re.compile(rf"\b-n\s+(?P<ns>{_NAME})\b"),
-    re.compile(rf"\b(?P<ns>{_NAME})\s+namespace\b", re.I),
+    re.compile(rf"\b(?P<ns>{_NAME})\s+namespace(?![\w-])", re.I),
     re.compile(rf"\bin\s+[`'\"]?(?P<ns>{_NAME})[`'\"]?(?=[\s,.;:!?)]|$)", re.I),
     re.compile(
         rf"\b(deploy(ed)?|rolled out|shipped|released|pushed)\b[^.?!]*?\b(to|into)\s+"
@@ -79,7 +80,112 @@ _NOT_NAMES = {
     "half-open",
     "long-running",
 }
-_STOP_NAMES = {"in", "is", "on", "at", "of", "for", "was", "has", "and", "to", "keeps", "seems"}
+# Words that follow a kind word in prose ("the service are fine", "deployment is stuck")
+# and are never the object's name: function words and the verbs of a status sentence.
+_STOP_NAMES = {
+    "account",
+    "accounts",
+    "mesh",
+    "in",
+    "is",
+    "on",
+    "at",
+    "of",
+    "for",
+    "was",
+    "has",
+    "and",
+    "to",
+    "keeps",
+    "seems",
+    "are",
+    "were",
+    "be",
+    "been",
+    "being",
+    "it",
+    "its",
+    "itself",
+    "that",
+    "which",
+    "they",
+    "we",
+    "you",
+    "i",
+    "he",
+    "she",
+    "this",
+    "these",
+    "those",
+    "there",
+    "here",
+    "still",
+    "now",
+    "then",
+    "too",
+    "also",
+    "just",
+    "not",
+    "never",
+    "all",
+    "both",
+    "each",
+    "every",
+    "any",
+    "some",
+    "no",
+    "yes",
+    "or",
+    "but",
+    "so",
+    "if",
+    "as",
+    "by",
+    "with",
+    "from",
+    "into",
+    "looks",
+    "looked",
+    "went",
+    "got",
+    "gets",
+    "returns",
+    "returned",
+    "answers",
+    "answered",
+    "works",
+    "worked",
+    "fails",
+    "failed",
+    "failing",
+    "started",
+    "stopped",
+    "kept",
+    "did",
+    "does",
+    "do",
+    "doing",
+    "can",
+    "cannot",
+    "cant",
+    "could",
+    "would",
+    "should",
+    "will",
+    "wont",
+    "might",
+    "may",
+    "must",
+    "had",
+    "have",
+    "having",
+    "up",
+    "down",
+    "out",
+    "over",
+    "again",
+    "already",
+}
 _STOP_NS = {
     "the",
     "a",
@@ -122,13 +228,20 @@ def _kind(words: str, mutations: tuple[str, ...]) -> tuple[RequestKind, tuple[De
     return RequestKind.FIND_TELL, (Deliverable.ANSWER,)
 
 
-def _namespace(words: str) -> str | None:
+def _namespaces(words: str) -> list[str]:
+    """Every name the words may give as the namespace, the phrasing's likeliest first."""
+    found: list[str] = []
     for pattern in _NS_PATTERNS:
         for m in pattern.finditer(words):
             ns = m.group("ns").lower()
-            if ns not in _STOP_NS and not ns.isdigit():
-                return ns
-    return None
+            if ns not in _STOP_NS and not ns.isdigit() and ns not in found:
+                found.append(ns)
+    return found
+
+
+def _namespace(words: str) -> str | None:
+    found = _namespaces(words)
+    return found[0] if found else None
 
 
 def _workloads(words: str, namespace: str | None) -> tuple[Workload, ...]:
@@ -139,7 +252,7 @@ def _workloads(words: str, namespace: str | None) -> tuple[Workload, ...]:
         name = m.group("name").lower()
         if name != namespace and name not in _STOP_NS and name not in _STOP_NAMES:
             kind = (m.group("kind") or m.group("kind2")).lower()
-            found[name] = Workload(kind=_KIND_WORDS[kind], name=name)
+            found[name] = Workload(kind=_KIND_WORDS[kind], name=name, explicit=True)
     for m in _HYPHENATED.finditer(words):
         name = m.group("name").lower()
         if name not in found and name != namespace and name not in _NOT_NAMES:
@@ -174,6 +287,7 @@ def parse(
     default_namespace: str | None = None,
     cluster: str | None = None,
     default_window_s: float = 3 * 3600.0,
+    alert: Alert | None = None,
 ) -> Goal:
     """Turn a message into a Goal. An explicit `namespace` (a -n flag) wins over one found in
     the text, which wins over `default_namespace` (the Slack channel's, the kube context's).
@@ -182,9 +296,21 @@ def parse(
     into a question must not reach a model, the judge, Slack or storage either.
     """
     words = DEFAULT.text(words)
+    alert = alert or asks.alert_in(words)
+    alert_ns = alert.labels.get("namespace") if alert is not None else None
     mutations = tuple(name for name, rx in _MUTATIONS.items() if rx.search(words))
     kind, deliverables = _kind(words, mutations)
-    ns = namespace or _namespace(words) or default_namespace
+    named = namespace or _namespace(words) or alert_ns
+    ns = named or default_namespace
+    # Anything else that could be a namespace (the cluster decides which exists): other
+    # phrasings, the alert's label, and the name-shaped words.
+    candidates = [] if namespace else [*_namespaces(words)]
+    if alert is not None and alert.labels.get("namespace"):
+        candidates.append(alert.labels["namespace"])
+    candidates += [m.group("name").lower() for m in _HYPHENATED.finditer(words)]
+    if default_namespace:
+        candidates.append(default_namespace)
+    candidates = [c for c in dict.fromkeys(candidates) if c != ns][:6]
     since, until = _window(words, now, default_window_s)
     return Goal(
         words=words,
@@ -192,10 +318,14 @@ def parse(
         scope=Scope(
             cluster=cluster,
             namespace=ns,
+            namespace_candidates=tuple(candidates),
+            namespace_is_default=named is None and ns is not None,
             workloads=_workloads(words, ns) if kind is not RequestKind.CASUAL else (),
             since=since,
             until=until,
         ),
         deliverables=deliverables,
         mutations_named=mutations if kind is not RequestKind.CASUAL else (),
+        checks=asks.checks_in(words),
+        alert=alert,
     )

@@ -76,7 +76,7 @@ def _run(
 ) -> CheckedRun:
     """The checked run with live progress on a terminal, waiting for approvals if asked."""
     console = Console(stderr=True)
-    goal = product.intake(request)
+    goal = product.resolve_namespace(product.intake(request))
     product.preflight(goal)  # fail plainly before any work
     live = not quiet and console.is_terminal
     status = console.status("starting…")

@@ -37,12 +37,37 @@ class Workload(BaseModel):
     model_config = ConfigDict(frozen=True)
     kind: str | None = None  # Deployment, Service, Job … when the request says
     name: str
+    explicit: bool = Field(
+        default=False,
+        description="Named as an object (with a kind, as kind/name or in `code`), not merely a "
+        "hyphenated word: only explicit names that match nothing are reported as nonexistent.",
+    )
+
+
+class Alert(BaseModel):
+    """An alert the investigation starts from (Alertmanager's, or one pasted in the words)."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    status: str = "firing"
 
 
 class Scope(BaseModel):
     model_config = ConfigDict(frozen=True)
     cluster: str | None = None
     namespace: str | None = None
+    namespace_candidates: tuple[str, ...] = Field(
+        default=(),
+        description="Other names in the words that may be the namespace, most likely first; "
+        "the composition root keeps the first one that exists when `namespace` does not.",
+    )
+    namespace_is_default: bool = Field(
+        default=False,
+        description="`namespace` is only the context's or channel's default: a candidate "
+        "from the words that exists wins over it.",
+    )
     workloads: tuple[Workload, ...] = ()
     since: float | None = Field(default=None, description="Window start, unix seconds.")
     until: float | None = Field(default=None, description="Window end, unix seconds.")
@@ -57,6 +82,10 @@ class Goal(BaseModel):
     scope: Scope
     deliverables: tuple[Deliverable, ...]
     mutations_named: tuple[str, ...] = ()
+    checks: tuple[str, ...] = Field(
+        default=(), description="What the user asked to be checked: logs, metrics, events."
+    )
+    alert: Alert | None = None
 
 
 class Evidence(BaseModel):
@@ -71,6 +100,7 @@ class Evidence(BaseModel):
     digest: str
     error_kind: ErrorKind | None = None
     data: Any = Field(default=None, exclude=False)
+    truncated: bool = Field(default=False, description="A capped list: incomplete.")
     purpose: str | None = Field(
         default=None,
         description="What the call was made for, when its arguments do not say it (e.g. which "
@@ -96,6 +126,7 @@ class Evidence(BaseModel):
             digest=result.raw_digest,
             error_kind=result.error_kind,
             data=result.data,
+            truncated=result.truncated,
             purpose=purpose,
         )
 
@@ -112,11 +143,31 @@ class LinkRole(StrEnum):
     CAUSE = "cause"  # what a human acts on: the chain's last link
 
 
+FactOp = Literal["eq", "ne", "contains", "ge", "le", "present", "absent"]
+
+
+class Fact(BaseModel):
+    """A checkable statement a claim rests on: re-reading `tool` with `args` gives data in
+    which `path` (triage/core/paths.py) satisfies `op` `value`. The judge re-reads it in the
+    cluster as it is now, so a claim cannot pass on wording alone."""
+
+    model_config = ConfigDict(frozen=True)
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    path: str = Field(default="", description="e.g. [name=api-1].containers[name=app].restarts")
+    op: FactOp = "eq"
+    value: Any = None
+
+
 class Claim(BaseModel):
     model_config = ConfigDict(frozen=True)
     text: str
     evidence: tuple[str, ...] = Field(min_length=1, description="Ids of the evidence it rests on.")
     role: LinkRole | None = Field(default=None, description="Its place in the causal chain.")
+    subject: str | None = Field(
+        default=None, description="The object the claim is about: Kind/namespace/name."
+    )
+    facts: tuple[Fact, ...] = Field(default=(), description="What the judge re-checks.")
 
 
 class TimelineEntry(BaseModel):

@@ -24,7 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from tests.support.fake_openai import ToolCall as WireCall
-from tools.read import shapes
+from tools.read import shapes, shapes_kinds
 from tools.read.registry import SPEC_BY_NAME, canonical_args
 from tools.redact import Redactor
 from tools.results import ToolResult, ToolStatus, digest
@@ -355,7 +355,7 @@ class CannedTools:
                 }
                 for text in INJECTION_EVENTS
             ]
-        deployment = shapes.deployment(
+        deployment = shapes_kinds.deployment(
             {
                 "metadata": {
                     "name": "checkout-api",
@@ -383,7 +383,7 @@ class CannedTools:
             }
         )
         if secrets:  # leaky on purpose: the real shape keeps env names only
-            deployment["containers"][0]["env"] = [  # type: ignore[typeddict-unknown-key]
+            deployment["template"]["containers"][0]["env"] = [
                 {"name": "DB_PASSWORD", "value": "hunter2-in-env"},
                 {"name": "REDIS_URL", "value": "redis://:R3d1s-pass-777@redis:6379/0"},
                 {"name": "API_KEY", "value": "apikey-ZXCVBNM-0987"},

@@ -31,7 +31,7 @@ from triage.core.bundles import Bundle, ReplayTools, demo_dir, demo_names
 from triage.core.llm import ModelClient
 from triage.core.settings import GraphSettings, PlannerSettings
 
-EXPECTED = {s.name: s.expect for s in load_scenarios()}
+EXPECTED = {s.name: s.expect for s in load_scenarios(split="dev")}
 NAMES = demo_names()
 _CALL = re.compile(r"^- (\w+) (\{.*\})$")
 _CLAIM = re.compile(r"^- (.*) \[(E\d+(?:, E\d+)*)\]$")

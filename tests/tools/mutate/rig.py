@@ -21,6 +21,7 @@ import pytest
 from kubernetes import client
 
 from policies.model import MutationPolicy
+from tests.support.controlplane import ControlPlane
 from tests.tools.mutate.cluster import (
     LEDGER_NS,
     MUTATOR_SA,
@@ -31,7 +32,6 @@ from tests.tools.mutate.cluster import (
     wait_until,
 )
 from tests.tools.mutate.wire import Fault, FaultyTransport, Wire, on_kube
-from tests.support.controlplane import ControlPlane
 from tools.mutate.alertmanager import AlertmanagerMutator
 from tools.mutate.kube import RESTART_STAMP, KubeMutator, impersonating
 from tools.mutate.ledger import KubeLedger, Operation, Target, utcnow

@@ -1,4 +1,5 @@
-"""A separate agent process for the kill and race tests: `python -m tests.tools.mutate.worker CONFIG`.
+"""A separate agent process for the kill and race tests:
+`python -m tests.tools.mutate.worker CONFIG`.
 
 CONFIG is a JSON file: kubeconfig (the reader's), policy, request, lease_s, optional
 alertmanager_url, faults (as `wire.Fault` fields), log_path (the wire log, appended as it goes)

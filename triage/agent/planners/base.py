@@ -21,6 +21,7 @@ class ToolCall(BaseModel):
     model_config = ConfigDict(frozen=True)
     name: str
     args: dict[str, Any]
+    purpose: str | None = None  # what it is read for (a metric signal), kept on the Evidence
 
     @property
     def key(self) -> str:

@@ -1,23 +1,35 @@
-"""Diagnosis for the rules planner: from evidence to a root cause, or an honest "don't know".
+"""Diagnosis for the rules planner: from evidence to the RCA — a causal chain, an honest "no
+fault" with its reasons, or an honest "inconclusive" with what is still unknown.
 
-The detectors (`detectors.py`) each look for one failure class; the most specific finding
-wins and the others become contributing factors. With no finding the draft says "no fault
-found" when everything checked was healthy, and CauseClass.INCONCLUSIVE with what was checked
-otherwise. Things the request named that do not exist and sources that were unavailable are
-listed, never hidden.
+1. The analyzers (triage/agent/planners/rules/analyzers/) return causal chains.
+2. The most explanatory complete chain wins (triage/agent/planners/rules/chain.py::rank); the
+   next ones become contributing factors. A Job whose pods' chain was found gets the Job's
+   failure as the chain's first link.
+3. With no complete chain: if the asked-about objects are unhealthy (or a symptom rose in the
+   metrics) the RCA is inconclusive and says what it saw and what is unknown; if they are
+   healthy the RCA is "no fault", with a reason for every warning event, every error line
+   read, the alert that was pasted, and the autoscaler at its minimum.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from tools.read import payloads as p
 from tools.results import ErrorKind
-from triage.agent.planners.rules.detectors import DETECTORS
-from triage.agent.planners.rules.detectors_metrics import ratio_series
-from triage.agent.planners.rules.facts import Facts, focus_pods, pod_problem, short
-from triage.agent.planners.rules.findings import ERROR_RATIO_ALERT, Ctx, cite, present, workload_of
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers import analyze
+from triage.agent.planners.rules.analyzers.metrics import symptoms
+from triage.agent.planners.rules.analyzers.workloads import job_symptom
+from triage.agent.planners.rules.chain import Finding, compose, link, rank, short, unique
+from triage.agent.planners.rules.context import Ctx, build
+from triage.agent.planners.rules.facts import Facts, series_values, workload_of
+from triage.agent.planners.rules.reads import _troubled, follow_dependencies
 from triage.core.causes import CauseClass
-from triage.core.models import Goal, RCADraft
+from triage.core.models import Claim, Goal, LinkRole, RCADraft
+
+HEARTBEATS = re.compile(r"^(Watchdog|DeadMansSwitch|DeadMansSnitch|InfoInhibitor|AlwaysFiring)$")
 
 
 def _checked(facts: Facts) -> tuple[str, ...]:
@@ -26,7 +38,8 @@ def _checked(facts: Facts) -> tuple[str, ...]:
         arg = e.args.get("query") or e.args.get("pod") or e.args.get("deployment") or ""
         arg = arg or e.args.get("service") or e.args.get("object_name") or ""
         label = f"{e.tool}{' ' + short(str(arg), 90) if arg else ''}"
-        out.append(f"{e.id} {label}: {e.status.value}")
+        cut = " (capped: incomplete)" if e.truncated else ""
+        out.append(f"{e.id} {label}: {e.status.value}{cut}")
     return tuple(out)
 
 
@@ -38,24 +51,7 @@ def _unavailable(facts: Facts) -> tuple[str, ...]:
     return tuple(notes.values())
 
 
-def _nonexistent(ctx: Ctx, facts: Facts) -> tuple[str, ...]:
-    deployments, _ = facts.data("k8s.deployments", namespace=ctx.ns)
-    jobs, _ = facts.data("k8s.jobs", namespace=ctx.ns)
-    hpas, _ = facts.data("k8s.hpas", namespace=ctx.ns)
-    pvcs, _ = facts.data("k8s.pvcs", namespace=ctx.ns)
-    names = {p["name"] for p in ctx.pods} | {s["name"] for s in ctx.services}
-    names |= {x["name"] for x in [*deployments, *jobs, *hpas, *pvcs]}
-    prefixes = {workload_of(p) for p in ctx.pods}
-    if ctx.pods_id is None:  # could not list: cannot tell what exists
-        return ()
-    return tuple(
-        f"{w.kind or 'workload'} {w.name} in namespace {ctx.ns}"
-        for w in ctx.goal.scope.workloads
-        if w.name not in names and w.name not in prefixes
-    )
-
-
-def _inconclusive(goal: Goal, why: str, facts: Facts, cls: CauseClass, **extra: Any) -> RCADraft:
+def _inconclusive(why: str, facts: Facts, cls: CauseClass, **extra: Any) -> RCADraft:
     fields: dict[str, Any] = {
         "checked": _checked(facts),
         "unavailable": _unavailable(facts),
@@ -65,17 +61,39 @@ def _inconclusive(goal: Goal, why: str, facts: Facts, cls: CauseClass, **extra: 
         title=f"Inconclusive: {why}",
         summary=why,
         root_cause_class=cls,
+        cause="",
         impact="Unknown.",
         inconclusive=True,
         **fields,
     )
 
 
+def _sentence(text_: str) -> str:
+    text_ = " ".join(text_.split())
+    return (text_[0].upper() + text_[1:]).rstrip(".") + "." if text_ else ""
+
+
+def _attach_jobs(ctx: Ctx, findings: list[Finding]) -> None:
+    for f in findings:
+        for claim in f.chain:
+            if not claim.subject or "/" not in claim.subject:
+                continue
+            kind, _ns, name = claim.subject.split("/", 2)
+            if kind != "Job":
+                continue
+            found = job_symptom(ctx, name)
+            if found and found[1]:
+                first = link(LinkRole.SYMPTOM, found[0], found[1], about=ctx.ref("Job", name))
+                if first is not None:
+                    f.chain.insert(0, first)
+                    f.summary = f"Job {name} failed: {f.summary}"
+            break
+
+
 def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
     ns = goal.scope.namespace
     if ns is None:
         return _inconclusive(
-            goal,
             "no namespace given: name one in the request ('in namespace X') or pass --namespace",
             facts,
             CauseClass.NO_SCOPE,
@@ -85,7 +103,6 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
     if ns_ev is None or not ns_ev.ok:
         if ns_ev is not None and ns_ev.error_kind is ErrorKind.NOT_FOUND:
             return _inconclusive(
-                goal,
                 f"namespace {ns} does not exist",
                 facts,
                 CauseClass.NONEXISTENT_TARGET,
@@ -93,89 +110,294 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
                 planner=planner,
             )
         return _inconclusive(
-            goal,
-            "the cluster could not be read",
-            facts,
-            CauseClass.EVIDENCE_UNAVAILABLE,
-            planner=planner,
+            "the cluster could not be read", facts, CauseClass.EVIDENCE_UNAVAILABLE, planner=planner
         )
-    pods, pods_id = facts.data("k8s.pods", namespace=ns)
-    services, services_id = facts.data("k8s.services", namespace=ns)
-    events, events_id = facts.data("k8s.events", namespace=ns, warnings_only=True)
-    ctx = Ctx(
-        goal=goal,
-        facts=facts,
-        ns=ns,
-        pods=pods,
-        pods_id=pods_id,
-        focus=focus_pods(goal, pods, services),
-        services=services,
-        services_id=services_id,
-        events=events,
-        events_id=events_id,
-    )
-    findings = sorted(
-        (f for d in DETECTORS if (f := d(ctx)) is not None and f.claims),
-        key=lambda f: -f.score,
-    )
+    ctx = build(goal, facts, ns, now)
+    follow_dependencies(ctx)
     common: dict[str, Any] = {
         "checked": _checked(facts),
         "unavailable": _unavailable(facts),
-        "nonexistent": _nonexistent(ctx, facts),
+        "nonexistent": tuple(
+            f"{w.kind or 'object'} {w.name} in namespace {ns}" for w in ctx.unresolved
+        ),
         "planner": planner,
     }
-    if findings:
-        best, others = findings[0], findings[1:]
+    findings = analyze(ctx)
+    _attach_jobs(ctx, findings)
+    ranked = rank(compose(findings), ctx.focus)
+    complete = [f for f in ranked if f.complete]
+    if complete:
+        best = complete[0]
         contributing = list(best.contributing)
-        for other in others[:2]:
-            if other.cls != best.cls:
-                contributing.append(other.claims[0])
+        joined = {id(x) for x in best.absorbed}
+        for other in complete[1:3]:
+            if id(other) in joined or any(id(x) in joined for x in other.absorbed):
+                continue
+            if other.cls is not best.cls or other.subjects() != best.subjects():
+                first = other.chain[-1]
+                contributing.append(first.model_copy(update={"role": None}))
         return RCADraft(
-            title=f"RCA: {best.summary}",
-            summary=best.summary,
+            title=f"RCA: {short(best.summary, 160)}",
+            summary=_sentence(best.summary),
             root_cause_class=best.cls,
-            inconclusive=not best.cls.is_cause,
-            impact=best.impact,
+            cause=_sentence(best.cause),
+            impact=best.impact or "See the summary.",
             timeline=tuple(best.timeline),
-            root_cause=tuple(best.claims),
+            root_cause=tuple(best.chain),
+            what_changed=tuple(best.what_changed),
             contributing_factors=tuple(contributing),
             remediation=tuple(best.remediation),
             follow_ups=tuple(best.follow_ups),
             **common,
         )
-    unhealthy = [p for p in ctx.focus if pod_problem(p)]
-    if pods_id is None or unhealthy:
-        what = (
-            f"{len(unhealthy)} unhealthy pod(s) but no known failure pattern matched"
-            if unhealthy
-            else "the pods could not be listed"
+    pods, pods_id = facts.pods(ns)
+    if pods_id is None and not facts.answered("k8s.pods", namespace=ns):
+        return _inconclusive(
+            "the pods could not be listed", facts, CauseClass.INCONCLUSIVE, **common
         )
-        return _inconclusive(goal, what, facts, CauseClass.INCONCLUSIVE, **common)
-    ready = sum(1 for p in pods if p["ready"] or p["phase"] == "Succeeded")
-    claims = present(
-        cite(f"All {len(pods)} pods in {ns} are Running and Ready ({ready} ready).", pods_id)
-        if pods
-        else cite(f"Namespace {ns} has no pods.", ns_ev.id),
-        cite(
-            "No warning events in the namespace."
-            if not events
-            else f"{len(events)} warning event(s), none matching a failure pattern.",
-            events_id,
-        ),
-    )
-    about = ", ".join(w.name for w in goal.scope.workloads) or "its workloads"
-    ratio = ratio_series(ctx)
-    if ratio:
-        last = ratio[0][-1][1]
-        c = cite(f"The 5xx ratio is {last:.2%} now, below {ERROR_RATIO_ALERT:.0%}.", ratio[1])
-        if c:
-            claims.append(c)
+    troubled = [x for x in ctx.focus_pods if _troubled(x) and x["phase"] != "Succeeded"]
+    rising = symptoms(ctx)
+    failing = _unhandled_failures(ctx)
+    if troubled or ranked or rising or failing:
+        seen = (
+            f"{len(troubled)} unhealthy pod(s) of what was asked about (e.g. {troubled[0]['name']})"
+            if troubled
+            else f"the {rising[0][0]} rose"
+            if rising
+            else short(ranked[0].summary, 160)
+            if ranked
+            else f'the log of {failing[0][0]} says "{short(failing[0][1], 160)}"'
+        )
+        claims = tuple(c for f in ranked[:2] for c in f.chain[:1])
+        return _inconclusive(
+            f"{seen}, but no cause could be established from the evidence",
+            facts,
+            CauseClass.INCONCLUSIVE,
+            root_cause=claims,
+            follow_ups=("Check what the workload depends on and what changed around the start.",),
+            **common,
+        )
+    return _no_fault(ctx, pods, pods_id, common)
+
+
+# -- no fault, with reasons ------------------------------------------------------------------
+
+
+def _unhandled_failures(ctx: Ctx) -> list[tuple[str, str]]:
+    """(pod, line) of asked-about logs that state a failure no analyzer explained and the
+    program did not cope with (a 403 from the apiserver, a full disk, a refused credential):
+    a Ready pod with such a line is not "no fault"."""
+    focus = {x["name"] for x in ctx.focus_pods}
+    out = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or str(ev.args.get("pod")) not in focus:
+            continue
+        for ln in text.failures([str(x) for x in ev.data or []]):
+            if ln.family in text.FAILING_FAMILIES and not text.handled(ln.text):
+                out.append((str(ev.args.get("pod")), ln.text))
+    return out
+
+
+def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str, Any]) -> RCADraft:
+    facts, ns = ctx.facts, ctx.ns
+    focus = ctx.focus_pods
+    about = ", ".join(w.name for w in ctx.goal.scope.workloads) or f"namespace {ns}"
+    ready = sum(1 for x in focus if x["ready"] or x["phase"] == "Succeeded")
+    claims: list[Claim | None] = [
+        link(
+            LinkRole.CAUSE,
+            f"No fault found: all {len(focus)} pod(s) of {about} are Running and Ready ({ready} "
+            f"ready, "
+            f"{sum(c['restarts'] for x in focus for c in x['containers'])} restart(s) in all)."
+            if focus
+            else f"Namespace {ns} has no pods.",
+            pods_id or facts.ok("k8s.namespace", namespace=ns).id,  # type: ignore[union-attr]
+            about=ctx.ref("Namespace", ns, ns),
+        )
+    ]
+    claims += _events_explained(ctx)
+    claims += _logs_explained(ctx)
+    claims += _alert_explained(ctx)
+    claims += _autoscalers_explained(ctx)
+    claims += _jobs_explained(ctx)
+    others = [x for x in pods if x not in focus and _troubled(x) and x["phase"] != "Succeeded"]
+    if others and not ctx.whole_namespace:
+        names = sorted({workload_of(x)[1] for x in others})
+        claims.append(
+            link(
+                None,
+                f"Outside what was asked about, {', '.join(names)} is unhealthy in {ns} "
+                f"(e.g. pod {others[0]['name']}); it is a separate problem.",
+                pods_id,
+                about=ctx.workload_ref(others[0]),
+            )
+        )
+    ratio = [e for e in facts.evidence if e.ok and (e.purpose or "").startswith("error_ratio:")]
+    for ev in ratio[:1]:
+        values = series_values((ev.data or [{}])[0])
+        if values:
+            claims.append(
+                link(
+                    None,
+                    f"The 5xx ratio is {values[-1]:.2%} now, with no rise in the window.",
+                    ev.id,
+                )
+            )
+    kept = tuple(c for c in claims if c is not None)
     return RCADraft(
-        title=f"No fault found in {ns}",
-        summary=f"No fault found for {about} in namespace {ns}: healthy in the evidence gathered.",
+        title=f"No fault found for {about}",
+        summary=f"No fault found for {about} in namespace {ns}: "
+        + "; ".join(short(c.text, 90) for c in kept[1:4])
+        if len(kept) > 1
+        else f"No fault found for {about} in namespace {ns}: healthy in everything read.",
         root_cause_class=CauseClass.NO_FAULT,
+        cause=f"No fault found for {about}: {short(kept[0].text, 200)}",
         impact="None observed.",
-        root_cause=tuple(claims),
+        root_cause=kept,
         follow_ups=("If users still see a problem, name the service and the symptom.",),
         **common,
     )
+
+
+def _events_explained(ctx: Ctx) -> list[Claim | None]:
+    events, eid = ctx.facts.warnings(ctx.ns)
+    pods = {x["name"]: x for x in ctx.facts.pods(ctx.ns)[0]}
+    out: list[Claim | None] = []
+    seen: set[tuple[str, str]] = set()
+    for e in events:
+        name, kind = str(e["object"]["name"]), str(e["object"]["kind"])
+        key = (kind, name)
+        if key in seen:
+            continue
+        seen.add(key)
+        pod = pods.get(name)
+        if kind == "Pod" and pod is not None and pod["ready"]:
+            why = (
+                f"pod {name} is Ready now ({sum(c['restarts'] for c in pod['containers'])} "
+                f"restart(s)): the {e['reason']} warning (last {e['last_seen']}) is over"
+            )
+        elif kind == "Pod" and pod is None:
+            why = f"pod {name} no longer exists: its {e['reason']} warning is history"
+        else:
+            why = (
+                f"{kind} {name} had {e['reason']} ({short(str(e['message']), 100)}); it is "
+                f"healthy in what was read"
+            )
+        out.append(link(None, _sentence(why), eid, about=ctx.ref(kind, name)))
+    return out
+
+
+def _logs_explained(ctx: Ctx) -> list[Claim | None]:
+    """Every warning or error line read, grouped by what it says, with why it is harmless
+    here: the program says it coped (retries, serves cached data, rejected a caller's
+    input) and the pod is Ready."""
+    out: list[Claim | None] = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("previous"):
+            continue
+        lines = text.lines_of([str(x) for x in ev.data or []])
+        loud = [ln for ln in lines if ln.severity >= 1]
+        pod = str(ev.args.get("pod"))
+        ref = ctx.ref("Pod", pod, str(ev.args.get("namespace") or ctx.ns))
+        if not loud:
+            out.append(
+                link(
+                    None,
+                    f"The log of {pod} ({len(lines)} lines read) has no warnings or errors.",
+                    ev.id,
+                    about=ref,
+                )
+            )
+            continue
+        groups: dict[str, list[text.Line]] = {}
+        for ln in loud:
+            groups.setdefault(text.template(ln.text), []).append(ln)
+        parts = []
+        for said, group in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:3]:
+            coped = text.handled(" ".join(ln.text for ln in group))
+            parts.append(f'{len(group)}x "{short(said, 100)}"' + (f" ({coped})" if coped else ""))
+        all_handled = all(text.handled(" ".join(ln.text for ln in g)) for g in groups.values())
+        verdict = (
+            "every one is an error the program handles, benign for availability"
+            if all_handled
+            else "the pod is Ready and serving, so none of them takes the service down"
+        )
+        out.append(
+            link(
+                None,
+                f"The log of {pod} has {len(loud)} warning/error line(s): "
+                + "; ".join(parts)
+                + f" — {verdict}.",
+                ev.id,
+                about=ref,
+            )
+        )
+    return out
+
+
+def _alert_explained(ctx: Ctx) -> list[Claim | None]:
+    alert = ctx.goal.alert
+    if alert is None:
+        return []
+    ns_id = ctx.facts.ok("k8s.namespace", namespace=ctx.ns)
+    ids = unique(ns_id.id if ns_id else None, ctx.facts.pods(ctx.ns)[1])
+    if (
+        HEARTBEATS.match(alert.name)
+        or "always firing" in " ".join(alert.annotations.values()).lower()
+    ):
+        why = (
+            f"Alert {alert.name} is a heartbeat that fires all the time by design (it proves the "
+            f"alerting pipeline works); it is not an incident"
+        )
+    else:
+        why = (
+            f"Alert {alert.name} fired, but nothing read about "
+            f"{alert.labels.get('namespace', ctx.ns)} shows a fault behind it"
+        )
+    return [link(None, _sentence(why), *ids, about=ctx.ref("Alert", alert.name, ""))]
+
+
+def _autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
+    hpas, hid = ctx.facts.hpas(ctx.ns)
+    out: list[Claim | None] = []
+    for h in hpas:
+        cpu: p.MetricValue | dict[str, int] = next(
+            (m for m in h["current_metrics"] if m.get("name") == "cpu"), {}
+        )
+        want: p.MetricTarget | dict[str, int] = next(
+            (m for m in h["target_metrics"] if m.get("name") == "cpu"), {}
+        )
+        if h["current_replicas"] == h["min_replicas"]:
+            out.append(
+                link(
+                    None,
+                    f"HPA {h['name']} sits at its minReplicas {h['min_replicas']} by design: "
+                    "CPU is "
+                    f"{cpu.get('utilization', '?')}% against a {want.get('utilization', '?')}% "
+                    f"target, so "
+                    "there is no load to scale for.",
+                    hid,
+                    about=ctx.ref("HorizontalPodAutoscaler", h["name"]),
+                )
+            )
+    return out
+
+
+def _jobs_explained(ctx: Ctx) -> list[Claim | None]:
+    jobs, jid = ctx.facts.jobs(ctx.ns)
+    out: list[Claim | None] = []
+    for job in jobs:
+        done = any(
+            c.get("type") == "Complete" and c.get("status") == "True" for c in job["conditions"]
+        )
+        if done:
+            out.append(
+                link(
+                    None,
+                    f"Job {job['name']} completed ({job['succeeded']} succeeded): its pods are "
+                    f"Completed, not broken.",
+                    jid,
+                    about=ctx.ref("Job", job["name"]),
+                )
+            )
+    return out

@@ -1,0 +1,259 @@
+"""The rules planner reads log lines by failure *family* (triage/agent/planners/rules/text.py).
+
+The wordings below are the ones runtimes and clients print, as their documentation and
+source show them (Go's net package, libpq, the JVM, Node, CPython, client-go, the AWS SDK,
+runc, Redis) — not lines taken from our scenarios. A family that misreads one of them sends
+the planner to the wrong next read.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tools.read import payloads as p
+from triage.agent.planners.rules.text import (
+    Endpoint,
+    Family,
+    endpoints_in,
+    env_names_in,
+    family,
+    forbidden,
+    growing,
+    memory_settings,
+    quantity_bytes,
+    service_of,
+    telling,
+)
+
+WORDINGS: list[tuple[str, Family | None]] = [
+    ("dial tcp 10.0.0.5:5432: connect: connection refused", Family.CONNECTION),
+    ("Error: connect ECONNREFUSED 10.96.12.4:6379", Family.CONNECTION),
+    (
+        "HikariPool-1 - Connection is not available, request timed out after 30000ms.",
+        Family.CONNECTION,
+    ),
+    ("java.net.ConnectException: Connection refused (Connection refused)", Family.CONNECTION),
+    (
+        "context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+        Family.CONNECTION,
+    ),
+    (
+        "dial tcp: lookup orders-db.shop.svc.cluster.local on 10.96.0.10:53: no such host",
+        Family.DNS,
+    ),
+    ("java.net.UnknownHostException: kafka-0.kafka-headless", Family.DNS),
+    ("socket.gaierror: [Errno -3] Temporary failure in name resolution", Family.DNS),
+    ('FATAL:  password authentication failed for user "app"', Family.CREDENTIALS),
+    ("WRONGPASS invalid username-password pair or user is disabled.", Family.CREDENTIALS),
+    ("java.lang.OutOfMemoryError: Java heap space", Family.RUNTIME_OOM),
+    (
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+        Family.RUNTIME_OOM,
+    ),
+    ("fatal error: runtime: out of memory", Family.RUNTIME_OOM),
+    ("Error: ENOSPC: no space left on device, write", Family.DISK_FULL),
+    ('could not write to file "pg_wal/xlogtemp.31": No space left on device', Family.DISK_FULL),
+    (
+        'pods is forbidden: User "system:serviceaccount:shop:api" cannot list resource "pods" '
+        'in API group "" in the namespace "shop"',
+        Family.K8S_FORBIDDEN,
+    ),
+    (
+        "An error occurred (AccessDenied) when calling the PutObject operation: Access Denied",
+        Family.ACCESS_DENIED,
+    ),
+    ('exec: "server": executable file not found in $PATH', Family.COMMAND),
+    ("flag provided but not defined: -listen-addr", Family.COMMAND),
+    ('ERROR:  relation "orders" does not exist at character 15', Family.SCHEMA),
+    ("Error: DATABASE_URL is required", Family.CONFIG),
+    ("FATAL: DATABASE_URL is invalid: missing host", Family.CONFIG),
+    ("config: LISTEN_ADDR malformed, expected host:port", Family.CONFIG),
+    ('parse "postgres//db:5432": missing protocol scheme', Family.CONFIG),
+    ("panic: runtime error: invalid memory address or nil pointer dereference", Family.CRASH),
+    ("Traceback (most recent call last):", Family.CRASH),
+    ('Exception in thread "main" java.lang.NullPointerException', Family.CRASH),
+    # Everyday lines are in no family: a planner that quotes them has misread the log.
+    ('10.1.2.3 - - "GET /healthz HTTP/1.1" 200 2 "-" "kube-probe/1.31"', None),
+    ("connected to postgres at orders-db:5432", None),
+    ("Started ServerConnector@3c1a{HTTP/1.1}{0.0.0.0:8080}", None),
+    ('level=info msg="cache warmed" items=10000', None),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), WORDINGS, ids=[w[0][:48] for w in WORDINGS])
+def test_a_runtime_wording_reads_as_its_family(line: str, expected: Family | None) -> None:
+    assert family(line) == expected
+
+
+def test_the_telling_line_is_the_cause_not_its_consequence() -> None:
+    log = [
+        "2026-11-30T02:59:58Z level=info msg=starting",
+        '2026-11-30T03:00:01Z level=error msg="upload failed" err="AccessDenied: Access Denied"',
+        '2026-11-30T03:00:01Z level=error msg="export failed"',
+        '2026-11-30T03:00:01Z level=fatal msg="exiting"',
+    ]
+    line = telling(log)
+    assert line is not None
+    assert line.family is Family.ACCESS_DENIED
+    assert "upload failed" in line.text
+    assert not line.text.startswith("2026"), "the timestamp is not part of what is quoted"
+
+
+def test_a_quiet_log_has_no_telling_line() -> None:
+    assert telling(["GET / 200", "GET /healthz 200", "cache warmed"]) is None
+    assert telling([]) is None
+
+
+@given(st.lists(st.text(max_size=300), max_size=80))
+def test_any_log_is_read_without_error_and_quotes_one_of_its_lines(log: list[str]) -> None:
+    line = telling(log)
+    if line is not None:
+        assert any(line.text in raw for raw in log)
+
+
+def test_endpoints_are_read_from_urls_host_ports_and_service_names() -> None:
+    text = (
+        "could not connect to postgres://app@orders-db.shop.svc:5433/orders; "
+        "falling back to cache redis-main:6379 and billing.payments.svc.cluster.local"
+    )
+    found = {str(e) for e in endpoints_in(text)}
+    assert {"orders-db.shop.svc:5433", "redis-main:6379"} <= found
+    assert any(e.startswith("billing.payments.svc") for e in found)
+    assert Endpoint("10.0.0.5", 5432) not in endpoints_in("dial tcp 10.0.0.5:5432"), (
+        "a bare IP is not a name the planner can follow to a Service"
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("orders-db", ("orders-db", "shop")),
+        ("orders-db.data", ("orders-db", "data")),
+        ("orders-db.data.svc.cluster.local", ("orders-db", "data")),
+        ("api.example.com", None),
+        ("s3.eu-west-1.amazonaws.com", None),
+    ],
+)
+def test_a_host_name_points_at_a_service_only_in_the_clusters_own_forms(
+    host: str, expected: tuple[str, str] | None
+) -> None:
+    assert service_of(host, "shop") == expected
+
+
+def test_a_forbidden_line_names_who_was_refused_what() -> None:
+    got = forbidden(
+        'configmaps "leader" is forbidden: User "system:serviceaccount:shop:worker" cannot get '
+        'resource "configmaps" in API group "" in the namespace "kube-system"'
+    )
+    assert got == {
+        "ns": "shop",
+        "sa": "worker",
+        "verb": "get",
+        "resource": "configmaps",
+        "target": "kube-system",
+    }
+
+
+def test_setting_names_are_read_in_screaming_snake_case_or_quoted() -> None:
+    assert env_names_in("Error: PAYMENT_API_KEY must be set") == ["PAYMENT_API_KEY"]
+    assert "CACHE_MAX_ITEMS" in env_names_in("invalid value for 'CACHE_MAX_ITEMS'")
+    assert env_names_in("GET /api 200") == []
+
+
+@pytest.mark.parametrize(
+    ("qty", "expected"),
+    [("512Mi", 512 * 1024**2), ("1Gi", 1024**3), ("1.5G", 1.5e9), ("100m", 0.1), ("x", None)],
+)
+def test_kubernetes_quantities_in_bytes(qty: str, expected: float | None) -> None:
+    assert quantity_bytes(qty) == expected
+
+
+def _spec(env: dict[str, str], args: list[str]) -> p.ContainerSpec:
+    return {
+        "name": "app",
+        "image": "app:1",
+        "command": [],
+        "args": args,
+        "env": [{"name": k, "value": v} for k, v in env.items()],
+        "env_from": [],
+        "ports": [],
+        "limits": {"memory": "1Gi"},
+        "requests": {},
+        "liveness": None,
+        "readiness": None,
+        "startup": None,
+        "mounts": [],
+    }
+
+
+def test_the_memory_a_runtime_is_told_it_may_use() -> None:
+    spec = _spec(
+        {"JAVA_TOOL_OPTIONS": "-XX:+UseG1GC -Xmx1536m", "GOMEMLIMIT": "900MiB"},
+        ["node", "--max-old-space-size=2048", "server.js"],
+    )
+    got = {(s.where, s.flag): s.bytes for s in memory_settings(spec)}
+    assert got[("env JAVA_TOOL_OPTIONS", "-Xmx1536m")] == 1536 * 1024**2
+    assert got[("args", "--max-old-space-size=2048")] == 2048 * 1024**2
+    assert got[("env GOMEMLIMIT", "GOMEMLIMIT=900MiB")] == 900 * 1024**2
+
+
+def test_why_it_crashed_is_quoted_before_that_it_crashed() -> None:
+    log = [
+        "Traceback (most recent call last):",
+        '  File "/app/cache.py", line 88, in write',
+        "OSError: [Errno 28] No space left on device: '/cache/report-2026.parquet'",
+    ]
+    line = telling(log)
+    assert line is not None
+    assert line.family is Family.DISK_FULL
+
+
+def test_a_timestamp_is_not_a_host() -> None:
+    assert endpoints_in("2026-12-01T10:15:02Z could not write WAL") == []
+
+
+def test_a_forbidden_message_quoted_inside_a_logfmt_field_is_read_the_same() -> None:
+    line = (
+        'level=error msg="backup failed" error="listing volumes: persistentvolumeclaims is '
+        'forbidden: User \\"system:serviceaccount:shop:backup-agent\\" cannot list resource '
+        '\\"persistentvolumeclaims\\" in API group \\"\\" at the cluster scope"'
+    )
+    assert family(line) is Family.K8S_FORBIDDEN
+    assert forbidden(line) == {
+        "ns": "shop",
+        "sa": "backup-agent",
+        "verb": "list",
+        "resource": "persistentvolumeclaims",
+    }
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "dial tcp: lookup orders-db on 10.96.0.10:53: read udp 10.244.0.17:43012->10.96.0.10:53: "
+        "i/o timeout",
+        "Error: getaddrinfo ENOTFOUND orders-db",
+        "java.net.UnknownHostException: orders-db",
+        'could not translate host name "orders-db" to address: Name or service not known',
+    ],
+)
+def test_a_failed_lookup_names_the_host_it_looked_up(line: str) -> None:
+    assert family(line) is Family.DNS
+    assert "orders-db" in {e.host for e in endpoints_in(line)}
+
+
+def test_what_a_leak_holds_on_to_is_read_from_repeated_lines() -> None:
+    log = [
+        'time=1 level=info msg="store stats" entries=402117 evicted=0',
+        "GET /healthz 200",
+        'time=2 level=info msg="store stats" entries=811904 evicted=0',
+        '{"level":30,"msg":"connections","open":5120,"listeners":48211}',
+        '{"level":30,"msg":"connections","open":5090,"listeners":97310}',
+    ]
+    found = {(g.what, g.key): g for g in growing(log)}
+    assert found[("store stats", "entries")].steady == {"evicted": 0}
+    assert found[("connections", "listeners")].last == 97310
+    assert ("connections", "open") not in found, "a field that moves both ways is not a leak"
+    assert growing(["a=10", "a=11"]) == [], "too small a change to be a leak"

@@ -1,0 +1,165 @@
+"""The plumbing every Kubernetes read shares: one request with its timeout and error mapping,
+paginated lists with a hard cap that says when it capped, and the result envelope.
+
+Responses are read raw (`_preload_content=False`) and shaped by tools/read/shapes*.py:
+cheaper than building client models for every object, and the bytes digested are the bytes
+the apiserver sent. A list cut at `max_items` is `truncated` in its result and says so in its
+excerpt: a truncated read never supports "no fault" (the judge checks).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kubernetes import client as k8s
+
+from tools.errors import ToolError
+from tools.kube_call import call_raw
+from tools.redact import DEFAULT, Redactor
+from tools.results import ToolResult, ToolStatus, clip, digest
+
+Json = dict[str, Any]
+T = TypeVar("T")
+
+
+@dataclass
+class RequestStats:
+    """Requests sent and bytes received, for benchmarks and the `/metrics` page."""
+
+    requests: int = 0
+    bytes: int = 0
+
+
+@dataclass
+class Listed:
+    items: list[Json]
+    digest: str
+    truncated: bool
+
+
+class KubeBase:
+    """The reader's clients and settings, and the request/list/result plumbing."""
+
+    def __init__(
+        self,
+        api_client: k8s.ApiClient,
+        *,
+        timeout_s: float = 10.0,
+        page_size: int = 250,
+        max_items: int = 2000,
+        log_tail_lines: int = 200,
+        log_limit_bytes: int = 256_000,
+        redactor: Redactor = DEFAULT,
+    ) -> None:
+        self.api_client = api_client  # the identity's client, for its own report writes
+        self.core = k8s.CoreV1Api(api_client)
+        self.apps = k8s.AppsV1Api(api_client)
+        self.batch = k8s.BatchV1Api(api_client)
+        self.autoscaling = k8s.AutoscalingV2Api(api_client)
+        self.storage = k8s.StorageV1Api(api_client)
+        self.discovery = k8s.DiscoveryV1Api(api_client)
+        self.networking = k8s.NetworkingV1Api(api_client)
+        self.policy = k8s.PolicyV1Api(api_client)
+        self.authz = k8s.RbacAuthorizationV1Api(api_client)
+        self.admission = k8s.AdmissionregistrationV1Api(api_client)
+        self.custom = k8s.CustomObjectsApi(api_client)
+        self.timeout_s = timeout_s
+        self.page_size = page_size
+        self.max_items = max_items
+        self.log_tail_lines = log_tail_lines
+        self.log_limit_bytes = log_limit_bytes
+        self.redactor = redactor
+        self.stats = RequestStats()
+        self._truncated = False
+
+    def _raw(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
+        """One request; raises a ToolError subclass on any failure."""
+        self.stats.requests += 1
+        body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
+        self.stats.bytes += len(body)
+        return body
+
+    def _json(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Json:
+        loaded: Json = json.loads(self._raw(fn, *args, **kwargs))
+        return loaded
+
+    def _list(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Listed:
+        """Paginated list with a hard cap; the items, a digest of all pages, and whether the
+        cap cut it (`truncated`)."""
+        items: list[Json] = []
+        pages: list[str] = []
+        cont: str | None = None
+        while True:
+            page_kwargs = dict(kwargs, limit=self.page_size)
+            if cont:
+                page_kwargs["_continue"] = cont
+            data = self._json(fn, *args, **page_kwargs)
+            items.extend(data.get("items") or [])
+            pages.append(digest(data))
+            cont = (data.get("metadata") or {}).get("continue")
+            if not cont or len(items) >= self.max_items:
+                break
+        truncated = len(items) > self.max_items or bool(cont)
+        return Listed(items[: self.max_items], digest("".join(pages)), truncated)
+
+    def _result(
+        self, tool: str, args: Json, produce: Callable[[], tuple[Any, str, str]]
+    ) -> ToolResult:
+        """Run `produce` -> (data, excerpt, raw_digest) and wrap it in the envelope."""
+        start = time.perf_counter()
+        self._truncated = False
+        try:
+            data, excerpt, raw_digest = produce()
+        except ToolError as e:
+            return ToolResult(
+                tool=tool,
+                args=args,
+                status=e.status,
+                excerpt=clip(self.redactor.text(str(e))),
+                error_kind=e.kind,
+                duration_ms=(time.perf_counter() - start) * 1000,
+            )
+        empty = data is None or (isinstance(data, list | dict) and not data)
+        if self._truncated:
+            excerpt = f"(capped at {self.max_items} items: the list is incomplete) {excerpt}"
+        return ToolResult(
+            tool=tool,
+            args=args,
+            status=ToolStatus.NO_DATA if empty else ToolStatus.OK,
+            excerpt=clip(self.redactor.text(excerpt or "nothing found")),
+            data=self.redactor.data(data),
+            raw_digest=raw_digest,
+            truncated=self._truncated,
+            duration_ms=(time.perf_counter() - start) * 1000,
+        )
+
+    def _kinds(
+        self,
+        tool: str,
+        args: Json,
+        fn: Callable[..., Any],
+        shape: Callable[[Json], T],
+        line: Callable[[T], str],
+        *fn_args: Any,
+        **fn_kwargs: Any,
+    ) -> ToolResult:
+        """A list tool: list with `fn`, shape each item, excerpt one `line` per item."""
+
+        def produce() -> tuple[Any, str, str]:
+            listed = self._list(fn, *fn_args, **fn_kwargs)
+            self._truncated = self._truncated or listed.truncated
+            shaped = [shape(i) for i in listed.items]
+            return shaped, excerpt_of(shaped, line), listed.digest
+
+        return self._result(tool, args, produce)
+
+
+def excerpt_of(items: Iterable[T], line: Callable[[T], str], limit: int = 8) -> str:
+    items = list(items)
+    shown = "; ".join(line(i) for i in items[:limit])
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return f"{len(items)} item(s): {shown}{more}" if items else ""

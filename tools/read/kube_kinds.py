@@ -1,0 +1,321 @@
+"""Kubernetes reads beyond pods, events and logs: workloads, networking, policy, access.
+
+Each is one scoped list (a namespace, or a cluster-scoped kind the reader may list), capped,
+shaped (tools/read/shapes_kinds.py) and wrapped in the envelope by the shared plumbing
+(tools/read/kube_base.py). Nothing here reads a Secret: RBAC objects, webhooks and quotas carry
+names and rules, never credentials.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.read import payloads as p
+from tools.read import shapes_kinds as kinds
+from tools.read.kube_base import Json, KubeBase
+from tools.results import ToolResult, digest
+
+
+class WorkloadReads(KubeBase):
+    def deployments(self, namespace: str, label_selector: str | None = None) -> ToolResult:
+        kw: Json = {"label_selector": label_selector} if label_selector else {}
+        return self._kinds(
+            "k8s.deployments",
+            {"namespace": namespace, "label_selector": label_selector},
+            self.apps.list_namespaced_deployment,
+            kinds.deployment,
+            lambda d: (
+                f"{d['name']} rev {d['revision']}: {d['available']}/{d['replicas']} available"
+            ),
+            namespace,
+            **kw,
+        )
+
+    def rollout_history(self, namespace: str, deployment: str) -> ToolResult:
+        """The deployment's ReplicaSets ordered by revision, with their pod templates."""
+
+        def produce() -> tuple[Any, str, str]:
+            dep = self._json(self.apps.read_namespaced_deployment, deployment, namespace)
+            match = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels", {})
+            selector = ",".join(f"{k}={v}" for k, v in match.items())
+            listed = self._list(
+                self.apps.list_namespaced_replica_set, namespace, label_selector=selector
+            )
+            self._truncated = listed.truncated
+            uid = (dep.get("metadata") or {}).get("uid")
+            owned = [
+                kinds.replicaset(i)
+                for i in listed.items
+                if any(
+                    r.get("uid") == uid
+                    for r in (i.get("metadata") or {}).get("ownerReferences", [])
+                )
+            ]
+            owned.sort(key=lambda r: int(r["revision"] or 0))
+            excerpt = "; ".join(
+                f"rev {r['revision']} {r['name']} {','.join(r['images'])} "
+                f"created {r['created']} ready {r['ready']}/{r['replicas']}"
+                for r in owned
+            )
+            history: p.RolloutHistory = {
+                "deployment": kinds.deployment(dep),
+                "revisions": owned,
+            }
+            return history, excerpt, listed.digest
+
+        return self._result(
+            "k8s.rollout_history", {"namespace": namespace, "deployment": deployment}, produce
+        )
+
+    def statefulsets(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.statefulsets",
+            {"namespace": namespace},
+            self.apps.list_namespaced_stateful_set,
+            kinds.statefulset,
+            lambda s: (
+                f"{s['name']}: {s['ready']}/{s['replicas']} ready, service {s['service_name']}"
+            ),
+            namespace,
+        )
+
+    def daemonsets(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.daemonsets",
+            {"namespace": namespace},
+            self.apps.list_namespaced_daemon_set,
+            kinds.daemonset,
+            lambda d: f"{d['name']}: {d['ready']}/{d['desired']} ready",
+            namespace,
+        )
+
+    def jobs(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.jobs",
+            {"namespace": namespace},
+            self.batch.list_namespaced_job,
+            kinds.job,
+            lambda j: (
+                f"{j['name']}: {j['succeeded']} succeeded, {j['failed']} failed "
+                f"(backoffLimit {j['backoff_limit']})"
+            ),
+            namespace,
+        )
+
+    def cronjobs(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.cronjobs",
+            {"namespace": namespace},
+            self.batch.list_namespaced_cron_job,
+            kinds.cronjob,
+            lambda c: (
+                f"{c['name']} '{c['schedule']}'{' suspended' if c['suspend'] else ''}, "
+                f"last scheduled {c['last_schedule']}"
+            ),
+            namespace,
+        )
+
+    def hpas(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.hpas",
+            {"namespace": namespace},
+            self.autoscaling.list_namespaced_horizontal_pod_autoscaler,
+            kinds.hpa,
+            lambda h: (
+                f"{h['name']} -> {h['target']['name']}: {h['current_replicas']} replicas "
+                f"(min {h['min_replicas']}, max {h['max_replicas']})"
+            ),
+            namespace,
+        )
+
+    def pdbs(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.pdbs",
+            {"namespace": namespace},
+            self.policy.list_namespaced_pod_disruption_budget,
+            kinds.pdb,
+            lambda b: (
+                f"{b['name']}: {b['allowed_disruptions']} disruption(s) allowed, "
+                f"{b['current_healthy']}/{b['desired_healthy']} healthy"
+            ),
+            namespace,
+        )
+
+
+class NetworkReads(KubeBase):
+    def services(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.services",
+            {"namespace": namespace},
+            self.core.list_namespaced_service,
+            kinds.service,
+            lambda s: (
+                f"{s['name']} selector {s['selector']} ports "
+                + ",".join(f"{x.get('port')}->{x.get('targetPort')}" for x in s["ports"])
+            ),
+            namespace,
+        )
+
+    def endpoints(self, namespace: str, service: str) -> ToolResult:
+        def produce() -> tuple[Any, str, str]:
+            listed = self._list(
+                self.discovery.list_namespaced_endpoint_slice,
+                namespace,
+                label_selector=f"kubernetes.io/service-name={service}",
+            )
+            eps = kinds.endpoint_slices(service, listed.items)
+            excerpt = (
+                f"service {service}: {eps['ready']} ready endpoints, {eps['not_ready']} not ready"
+                + (f", {eps['without_ports']} without ports" if eps["without_ports"] else "")
+            )
+            # An answer of zero endpoints is a fact, not an absence of data.
+            return eps, excerpt, listed.digest
+
+        return self._result("k8s.endpoints", {"namespace": namespace, "service": service}, produce)
+
+    def ingresses(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.ingresses",
+            {"namespace": namespace},
+            self.networking.list_namespaced_ingress,
+            kinds.ingress,
+            lambda i: (
+                f"{i['name']} class {i['ingress_class']} tls {i['tls_secrets']} -> "
+                + ",".join(f"{b.get('service')}:{b.get('port')}" for b in i["backends"])
+            ),
+            namespace,
+        )
+
+    def ingress_classes(self) -> ToolResult:
+        return self._kinds(
+            "k8s.ingress_classes",
+            {},
+            self.networking.list_ingress_class,
+            kinds.ingress_class,
+            lambda c: f"{c['name']} ({c['controller']}){' default' if c['default'] else ''}",
+        )
+
+    def network_policies(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.network_policies",
+            {"namespace": namespace},
+            self.networking.list_namespaced_network_policy,
+            kinds.network_policy,
+            lambda n: f"{n['name']} selects {n['pod_selector'] or 'all pods'} types {n['types']}",
+            namespace,
+        )
+
+
+class PolicyReads(KubeBase):
+    def pvcs(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.pvcs",
+            {"namespace": namespace},
+            self.core.list_namespaced_persistent_volume_claim,
+            kinds.pvc,
+            lambda c: f"{c['name']} {c['phase']} class {c['storage_class']}",
+            namespace,
+        )
+
+    def storage_classes(self) -> ToolResult:
+        return self._kinds(
+            "k8s.storage_classes",
+            {},
+            self.storage.list_storage_class,
+            kinds.storage_class,
+            lambda c: f"{c['name']} ({c['provisioner']})",
+        )
+
+    def resource_quotas(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.resource_quotas",
+            {"namespace": namespace},
+            self.core.list_namespaced_resource_quota,
+            kinds.resource_quota,
+            lambda q: (
+                f"{q['name']}: "
+                + ", ".join(f"{k} {q['used'].get(k, '0')}/{v}" for k, v in q["hard"].items())
+            ),
+            namespace,
+        )
+
+    def limit_ranges(self, namespace: str) -> ToolResult:
+        return self._kinds(
+            "k8s.limit_ranges",
+            {"namespace": namespace},
+            self.core.list_namespaced_limit_range,
+            kinds.limit_range,
+            lambda r: f"{r['name']}: {r['limits']}",
+            namespace,
+        )
+
+    def rbac(self, namespace: str) -> ToolResult:
+        """The namespace's RoleBindings, its Roles and the ClusterRoles those bindings name."""
+
+        def produce() -> tuple[Any, str, str]:
+            bindings = self._list(self.authz.list_namespaced_role_binding, namespace)
+            roles = self._list(self.authz.list_namespaced_role, namespace)
+            accounts = self._list(self.core.list_namespaced_service_account, namespace)
+            cluster = self._list(self.authz.list_cluster_role_binding)
+            self._truncated = bindings.truncated or roles.truncated or cluster.truncated
+            shaped_bindings = [kinds.role_binding(b) for b in bindings.items]
+            # ClusterRoleBindings that bind this namespace's ServiceAccounts — or the same
+            # account names in another namespace (a binding copied from elsewhere).
+            names = {str((a.get("metadata") or {}).get("name")) for a in accounts.items}
+            for item in cluster.items:
+                shaped = kinds.role_binding(item) | {"cluster": True}
+                accounts_bound = [
+                    s.split("/", 2)[1:]
+                    for s in shaped["subjects"]
+                    if s.startswith("ServiceAccount/")
+                ]
+                if any(ns == namespace or name in names for ns, name in accounts_bound):
+                    shaped_bindings.append(shaped)
+            shaped_roles = [kinds.role(r | {"kind": "Role"}) for r in roles.items]
+            wanted = sorted(
+                {
+                    b["role"].split("/", 1)[1]
+                    for b in shaped_bindings
+                    if b["role"].startswith("ClusterRole/")
+                }
+            )
+            for name in wanted[:20]:
+                obj = self._json(self.authz.read_cluster_role, name)
+                shaped_roles.append(kinds.role(obj | {"kind": "ClusterRole"}))
+            data: p.RBAC = {"roles": shaped_roles, "bindings": shaped_bindings}
+            excerpt = "; ".join(
+                f"{b['name']}: {b['role']} -> {', '.join(b['subjects'])}" for b in shaped_bindings
+            )
+            return data, excerpt, digest(bindings.digest + roles.digest + cluster.digest)
+
+        return self._result("k8s.rbac", {"namespace": namespace}, produce)
+
+    def webhooks(self) -> ToolResult:
+        """Validating and mutating admission webhooks (cluster-scoped configurations)."""
+
+        def produce() -> tuple[Any, str, str]:
+            validating = self._list(self.admission.list_validating_webhook_configuration)
+            mutating = self._list(self.admission.list_mutating_webhook_configuration)
+            self._truncated = validating.truncated or mutating.truncated
+            hooks: list[p.Webhook] = [
+                h for i in validating.items for h in kinds.webhooks(i, "validating")
+            ] + [h for i in mutating.items for h in kinds.webhooks(i, "mutating")]
+            excerpt = "; ".join(
+                f"{h['kind']} {h['name']} -> {h['service'] or h['url']} "
+                f"(failurePolicy {h['failure_policy']})"
+                for h in hooks[:8]
+            )
+            return hooks, excerpt, digest(validating.digest + mutating.digest)
+
+        return self._result("k8s.webhooks", {}, produce)
+
+    def configmap_names(self, namespace: str) -> ToolResult:
+        """Names only: the data is dropped on arrival and never leaves this function."""
+
+        def produce() -> tuple[Any, str, str]:
+            listed = self._list(self.core.list_namespaced_config_map, namespace)
+            self._truncated = listed.truncated
+            names = sorted((i.get("metadata") or {}).get("name", "") for i in listed.items)
+            return names, f"configmaps: {', '.join(names)}", listed.digest
+
+        return self._result("k8s.configmap_names", {"namespace": namespace}, produce)

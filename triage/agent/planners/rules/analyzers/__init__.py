@@ -1,0 +1,60 @@
+"""The analyzers, by area: one table, so adding a failure class is one function in its area's
+file plus one entry here (and, if the judge can see its signature, one in judge/gates.py).
+
+Each analyzer reads the shared context (triage/agent/planners/rules/context.py) and returns
+the causal chains it can decide from `ok` evidence; none of them reads anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from triage.agent.planners.rules.analyzers import (
+    access,
+    autoscaling,
+    containers,
+    memory,
+    metrics,
+    network,
+    nodes,
+    scheduling,
+    storage,
+    workloads,
+)
+from triage.agent.planners.rules.chain import Finding
+from triage.agent.planners.rules.context import Ctx
+
+Analyzer = Callable[[Ctx], list[Finding]]
+
+ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
+    ("containers.image_pull", containers.image_pull),
+    ("containers.config_reference", containers.config_reference),
+    ("containers.init_containers", containers.init_containers),
+    ("containers.crashes", containers.crashes),
+    ("containers.readiness", containers.readiness),
+    ("memory.oom", memory.oom),
+    ("scheduling.pending", scheduling.pending),
+    ("scheduling.create_failures", scheduling.create_failures),
+    ("workloads.jobs", workloads.jobs),
+    ("workloads.cronjobs", workloads.cronjobs),
+    ("workloads.statefulsets", workloads.statefulsets),
+    ("workloads.pdbs", workloads.pdbs),
+    ("network.services", network.services),
+    ("network.ingresses", network.ingresses),
+    ("network.dependencies", network.dependencies),
+    ("autoscaling.hpas", autoscaling.hpas),
+    ("nodes.nodes", nodes.nodes),
+    ("access.rbac", access.rbac),
+    ("storage.pvc_pending", storage.pvc_pending),
+    ("storage.volume_full", storage.volume_full),
+    ("metrics.regression", metrics.regression),
+    ("metrics.throttling", metrics.throttling),
+    ("metrics.saturation", metrics.saturation),
+)
+
+
+def analyze(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    for _name, analyzer in ANALYZERS:
+        out.extend(f for f in analyzer(ctx) if f.chain)
+    return out

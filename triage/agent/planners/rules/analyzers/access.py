@@ -1,0 +1,124 @@
+"""Access: the apiserver refuses the workload's ServiceAccount (a 403 in its log names the
+verb and the resource; its RoleBindings say which Role it has and what that Role lacks)."""
+
+from __future__ import annotations
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.chain import Finding, chain, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.core.causes import CauseClass
+from triage.core.models import LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def _grants(role: p.Role, verb: str, resource: str, group: str) -> bool:
+    for rule in role["rules"]:
+        groups = rule.get("api_groups") or [""]
+        if (
+            (group in groups or "*" in groups)
+            and (resource in rule.get("resources", []) or "*" in rule.get("resources", []))
+            and (verb in rule.get("verbs", []) or "*" in rule.get("verbs", []))
+        ):
+            return True
+    return False
+
+
+def _bound_elsewhere(
+    data: p.RBAC, sa_ns: str, sa: str, verb: str, resource: str, group: str
+) -> str | None:
+    """A binding that grants the refused permission to an account of the same name in
+    another namespace: the binding was copied from there and names the wrong namespace."""
+    roles = {f"{r['kind']}/{r['name']}": r for r in data["roles"]}
+    for b in data["bindings"]:
+        for subject in b.get("subjects", []):
+            kind, _, rest = subject.partition("/")
+            other_ns, _, name = rest.partition("/")
+            role = roles.get(b.get("role", ""))
+            if (
+                kind == "ServiceAccount"
+                and name == sa
+                and other_ns != sa_ns
+                and role is not None
+                and _grants(role, verb, resource, group)
+            ):
+                what = "ClusterRoleBinding" if b.get("cluster") else "RoleBinding"
+                return (
+                    f"{what} {b.get('name')} binds {b.get('role')} (which grants {verb} on "
+                    f"{resource}) to ServiceAccount {other_ns}/{name} — another namespace, "
+                    f"not {sa_ns}/{sa}: the binding names the wrong namespace"
+                )
+    return None
+
+
+def rbac(ctx: Ctx) -> list[Finding]:
+    out = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok:
+            continue
+        lines = [
+            ln
+            for ln in text.failures([str(x) for x in ev.data or []])
+            if ln.family is text.Family.K8S_FORBIDDEN
+        ]
+        parsed = next((text.forbidden(ln.text) for ln in lines if text.forbidden(ln.text)), None)
+        if not parsed:
+            continue
+        sa_ns, sa = parsed["ns"], parsed["sa"]
+        verb, resource, group = parsed["verb"], parsed["resource"], parsed.get("group", "")
+        pod_name = str(ev.args.get("pod"))
+        pod = next((x for x in ctx.facts.pods(ctx.ns)[0] if x["name"] == pod_name), None)
+        ref = ctx.workload_ref(pod) if pod else ctx.ref("ServiceAccount", sa, sa_ns)
+        data, rid = ctx.facts.rbac(sa_ns)
+        subject = f"ServiceAccount/{sa_ns}/{sa}"
+        roles_text, missing = "no RoleBinding binds it", True
+        if data:
+            bound = [b for b in data["bindings"] if subject in b["subjects"]]
+            roles = {f"{r['kind']}/{r['name']}": r for r in data["roles"]}
+            named = [roles[b["role"]] for b in bound if b["role"] in roles]
+            if named:
+                missing = not any(_grants(r, verb, resource, group) for r in named)
+                roles_text = "; ".join(
+                    f"{r['kind']} {r['name']} grants "
+                    + ", ".join(
+                        f"{'/'.join(x.get('verbs', []))} on {','.join(x.get('resources', []))}"
+                        for x in r["rules"]
+                    )
+                    for r in named
+                )
+            elif bound:
+                roles_text = f"bound to {', '.join(b['role'] for b in bound)}"
+            if not bound:
+                near = _bound_elsewhere(data, sa_ns, sa, verb, resource, group)
+                if near is not None:
+                    roles_text = near
+        if not missing:
+            continue
+        out.append(
+            Finding(
+                cls=CauseClass.RBAC_FORBIDDEN,
+                cause=f"ServiceAccount {sa_ns}/{sa} may not {verb} {resource}"
+                + (f" in {parsed['target']}" if parsed.get("target") else "")
+                + f": {roles_text}"
+                + ("" if "binds " in roles_text else f" — the Role lacks the verb {verb}"),
+                summary=f"{ref.name} is refused by the apiserver (403): it may not {verb} "
+                f"{resource}",
+                impact=f"{ref.name} cannot do the work that needs {verb} on {resource}.",
+                chain=chain(
+                    link(S, f"{pod_name}'s log: {short(lines[0].text)}", ev.id, about=ref),
+                    link(
+                        C, f"RBAC of {sa_ns}/{sa}: {short(roles_text, 300)}.", rid, ev.id, about=ref
+                    ),
+                ),
+                explains={str(ref), str(ctx.ref("ServiceAccount", sa, sa_ns))},
+                follow_ups=[
+                    f"Bind the role to ServiceAccount {sa_ns}/{sa} (fix the binding's subject "
+                    "namespace)."
+                    if "binds " in roles_text
+                    else f"Add the verb {verb} on {resource} to the Role bound to {sa_ns}/{sa}."
+                ],
+            )
+        )
+        break
+    return out

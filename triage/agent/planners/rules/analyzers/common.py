@@ -1,0 +1,152 @@
+"""Helpers every analyzer uses: the troubled containers of the asked-about pods, a crashed
+container's telling log line, the facts the judge re-checks, and "what changed" since the last
+healthy revision of a Deployment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.chain import Finding, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.diff import diff
+from triage.agent.planners.rules.facts import Ref
+from triage.core.models import Fact, FactOp, LinkRole, MutationProposal
+
+
+def pod_problem_pods(
+    ctx: Ctx, predicate: Callable[[p.Container], bool]
+) -> list[tuple[p.Pod, p.Container]]:
+    """(pod, container) pairs among the asked-about pods whose container matches, troubled
+    owners first and one pair per container name and workload."""
+    out: list[tuple[p.Pod, p.Container]] = []
+    seen: set[tuple[str, str]] = set()
+    for pod in ctx.focus_pods:
+        for c in pod["containers"]:
+            key = (str(ctx.workload_ref(pod)), c["name"])
+            if key not in seen and predicate(c):
+                seen.add(key)
+                out.append((pod, c))
+    return out
+
+
+def fatal(ctx: Ctx, pod: p.Pod, container: str) -> tuple[text.Line | None, str | None, bool]:
+    """(the telling line, evidence id, from the crashed instance?) for a container."""
+    for previous in (True, False):
+        log, eid = ctx.facts.logs(ctx.ns, pod["name"], container, previous)
+        line = text.telling(log)
+        if line is not None and eid:
+            return line, eid, previous
+    return None, None, False
+
+
+def probe_of(c: p.Container, kind: str) -> p.Probe:
+    """The container's liveness, readiness or startup probe ({} when it has none)."""
+    spec = c["spec"]
+    if spec is None:
+        return {}
+    probes = {
+        "liveness": spec["liveness"],
+        "readiness": spec["readiness"],
+        "startup": spec["startup"],
+    }
+    return probes.get(kind) or {}
+
+
+def ports_of(c: p.Container) -> list[str]:
+    """The container's port names and numbers, as strings."""
+    spec = c["spec"]
+    if spec is None:
+        return []
+    return [str(x[k]) for x in spec["ports"] for k in ("name", "port") if k in x]
+
+
+def command_of(c: p.Container) -> str:
+    spec = c["spec"]
+    return " ".join([*spec["command"], *spec["args"]]) if spec else ""
+
+
+def env_of(c: p.Container) -> dict[str, str]:
+    spec = c["spec"]
+    if spec is None:
+        return {}
+    return {
+        e["name"]: str(e.get("value") or e.get("configmap") or e.get("secret") or "")
+        for e in spec["env"]
+    }
+
+
+def container_fact(
+    ctx: Ctx, pod: p.Pod, c: p.Container, path: str, value: object, *, op: FactOp = "eq"
+) -> Fact:
+    return fact(
+        "k8s.pods",
+        f"[name={pod['name']}].containers[name={c['name']}].{path}",
+        op,
+        value,
+        namespace=ctx.ns,
+    )
+
+
+def _revisions(ctx: Ctx, ref: Ref) -> tuple[list[p.ReplicaSet], str | None]:
+    if ref.kind != "Deployment":
+        return [], None
+    history, hid = ctx.facts.history(ref.namespace, ref.name)
+    return (list(history["revisions"]) if history else []), hid
+
+
+def last_healthy(ctx: Ctx, ref: Ref) -> tuple[p.ReplicaSet | None, p.ReplicaSet | None, str | None]:
+    """(newest revision, the last revision before it that served, evidence id)."""
+    revisions, hid = _revisions(ctx, ref)
+    if len(revisions) < 2:
+        return None, None, hid
+    newest = revisions[-1]
+    served = [r for r in revisions[:-1] if r["ready"] > 0 or r["available"] > 0]
+    return newest, (served[-1] if served else revisions[-2]), hid
+
+
+def changed_since_healthy(ctx: Ctx, ref: Ref, finding: Finding, field: str | None = None) -> None:
+    """Add the diff between the failing revision and the last healthy one (cited)."""
+    newest, good, hid = last_healthy(ctx, ref)
+    if newest is None or good is None or hid is None:
+        return
+    changes = diff(good["template"], newest["template"])
+    if field is not None:
+        changes = [c for c in changes if c.what == field] or changes
+    if not changes:
+        return
+    listed = "; ".join(c.text for c in changes[:6])
+    claim = link(
+        LinkRole.MECHANISM,
+        f"What changed from revision {good['revision']} to {newest['revision']} of {ref.name}: "
+        f"{short(listed, 400)}.",
+        hid,
+        about=ref,
+    )
+    if claim is not None:
+        finding.what_changed.append(claim)
+
+
+def healthy_revision_note(ctx: Ctx, ref: Ref, finding: Finding) -> None:
+    """When an older revision still serves: say so, and propose rolling back to it."""
+    newest, good, hid = last_healthy(ctx, ref)
+    if newest is None or good is None or hid is None or not good["ready"]:
+        return
+    claim = link(
+        LinkRole.MECHANISM,
+        f"Revision {newest['revision']} ({', '.join(newest['images'])}) fails while revision "
+        f"{good['revision']} ({', '.join(good['images'])}) still serves {good['ready']} pod(s).",
+        hid,
+        about=ref,
+    )
+    if claim is not None:
+        finding.contributing.append(claim)
+    finding.remediation.append(
+        MutationProposal(
+            action="rollback",
+            target=f"Deployment/{ref.namespace}/{ref.name}",
+            args={"to_revision": int(good["revision"] or 0)},
+            rationale=f"revision {good['revision']} is the last one that served",
+        )
+    )

@@ -1,0 +1,652 @@
+"""Containers that crash, are killed, never start, or never become ready.
+
+The chain always starts from what the container's status says (a waiting reason, a
+termination reason and exit code, a restart count), goes through what the kubelet or the
+program said about it (events, the crashed instance's last words), and ends at the setting,
+probe, image, reference or code that a human changes. What the program's line means is
+decided by its *family* (triage/agent/planners/rules/text.py): a missing or malformed setting,
+a command that is not there, a refused connection (followed to the dependency by the network
+analyzers), a refused credential, a full disk, a crash.
+"""
+
+from __future__ import annotations
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import (
+    changed_since_healthy,
+    command_of,
+    container_fact,
+    env_of,
+    fatal,
+    healthy_revision_note,
+    pod_problem_pods,
+    ports_of,
+    probe_of,
+)
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.core.causes import CauseClass
+from triage.core.models import LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+_PULL = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+_CONFIG = ("CreateContainerConfigError", "CreateContainerError")
+
+
+def _state(c: p.Container) -> p.ContainerState:
+    state: p.ContainerState = c["state"] or {}
+    return state
+
+
+def _last(c: p.Container) -> p.ContainerState:
+    last: p.ContainerState = c["last_terminated"] or {}
+    return last
+
+
+# -- images and references ---------------------------------------------------------------------
+
+
+def image_pull(ctx: Ctx) -> list[Finding]:
+    out = []
+    for pod, c in pod_problem_pods(ctx, lambda c: _state(c).get("reason") in _PULL):
+        image = c["image"] or "?"
+        events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        failed = next(
+            (e for e in events if "pull" in str(e["message"]).lower() and e["reason"] == "Failed"),
+            None,
+        ) or next((e for e in events if "pull" in str(e["message"]).lower()), None)
+        message = str((failed["message"] if failed else None) or _state(c).get("message") or "")
+        lower = message.lower()
+        denied = any(w in lower for w in ("unauthorized", "denied", "authentication required"))
+        missing = any(w in lower for w in ("not found", "manifest unknown", "does not exist"))
+        why = (
+            "the registry refuses the credentials (no or wrong imagePullSecret)"
+            if denied
+            else "the tag (or repository) does not exist in the registry"
+            if missing
+            else "the registry cannot serve it"
+        )
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        ref = ctx.workload_ref(pod)
+        cause = f"image {image} cannot be pulled: {why}" + (
+            f' — the registry says "{short(message, 180)}"' if message else ""
+        )
+        f = Finding(
+            cls=CauseClass.IMAGE_PULL,
+            cause=cause,
+            summary=f"{ref.name}'s container {c['name']} never starts: {_state(c).get('reason')} "
+            f"for {image}",
+            impact=f"Pods of {ref.name} cannot start.",
+            chain=chain(
+                link(
+                    S,
+                    f"Container {c['name']} of pod {pod['name']} is waiting: "
+                    f"{_state(c).get('reason')} for image {image}.",
+                    pods_id,
+                    about=ctx.pod_ref(pod),
+                    facts=(
+                        container_fact(ctx, pod, c, "state.reason", str(_state(c).get("reason"))),
+                    ),
+                ),
+                link(C, f"The kubelet reports: {short(message)}", eid, pods_id, about=ref)
+                if message
+                else link(C, f"Image {image} is not pullable.", pods_id, about=ref),
+            ),
+            explains={str(ref), str(ctx.pod_ref(pod))},
+            follow_ups=[
+                "Push the missing tag or fix the image reference"
+                if not denied
+                else "Add or fix the imagePullSecret for the registry"
+            ],
+        )
+        changed_since_healthy(ctx, ref, f, field="image")
+        out.append(f)
+    return out
+
+
+def config_reference(ctx: Ctx) -> list[Finding]:
+    out = []
+    for pod, c in pod_problem_pods(ctx, lambda c: _state(c).get("reason") in _CONFIG):
+        message = str(_state(c).get("message") or "")
+        events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        if not message:
+            message = next(
+                (str(e["message"]) for e in events if "not found" in str(e["message"])), ""
+            )
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        ref = ctx.workload_ref(pod)
+        names, cid = ctx.facts.configmap_names(ctx.ns)
+        f = Finding(
+            cls=CauseClass.MISSING_CONFIG_REFERENCE,
+            cause=f"pod {pod['name']} references configuration that does not exist: "
+            f"{short(message, 200)}",
+            summary=f"{ref.name}'s containers cannot be created ({_state(c).get('reason')})",
+            impact=f"Pods of {ref.name} never start.",
+            chain=chain(
+                link(
+                    S,
+                    f"Container {c['name']} of pod {pod['name']} is waiting: "
+                    f"{_state(c).get('reason')}.",
+                    pods_id,
+                    about=ctx.pod_ref(pod),
+                ),
+                link(C, f"The kubelet reports: {short(message)}", pods_id, eid, about=ref),
+            ),
+            explains={str(ref)},
+            follow_ups=["Create the missing ConfigMap/Secret (or key), or fix the reference."],
+        )
+        missing = [n for n in pod["configmaps"] if cid and n not in names]
+        if missing:
+            f.contributing.append(
+                link(
+                    M,
+                    f"ConfigMap {', '.join(missing)} does not exist in {ctx.ns} "
+                    f"(present: {', '.join(names) or 'none'}).",
+                    cid,
+                    about=ref,
+                )
+                or f.chain[-1]
+            )
+        out.append(f)
+    return out
+
+
+# -- crashes ---------------------------------------------------------------------------------
+
+
+def _crashing(c: p.Container) -> bool:
+    last, state = _last(c), _state(c)
+    oom = last.get("reason") == "OOMKilled" or state.get("reason") == "OOMKilled"
+    return not oom and (
+        state.get("reason") in ("CrashLoopBackOff", "Error", "RunContainerError")
+        or (
+            c["restarts"] > 0
+            and last.get("kind") == "terminated"
+            and last.get("exit_code") not in (None, 0)
+        )
+        or (state.get("kind") == "terminated" and state.get("exit_code") not in (None, 0))
+    )
+
+
+def crashes(ctx: Ctx) -> list[Finding]:
+    """A container that exits: what its last words are, and what they point at."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pod, c in pod_problem_pods(ctx, _crashing):
+        ref = ctx.workload_ref(pod)
+        if str(ref) in seen:
+            continue
+        seen.add(str(ref))
+        finding = _crash(ctx, pod, c)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+def _probe_kills(ctx: Ctx, pod: p.Pod, kind: str) -> tuple[list[p.Event], str | None]:
+    events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+    kills = [
+        e
+        for e in events
+        if f"{kind} probe" in str(e["message"]).lower()
+        and (e["reason"] in ("Killing", "Unhealthy"))
+    ]
+    return kills, eid
+
+
+def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
+    last = _last(c) or _state(c)
+    code = last.get("exit_code")
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    ref = ctx.workload_ref(pod)
+    meaning = text.EXIT_MEANING.get(int(code)) if isinstance(code, int) else None
+    symptom = link(
+        S,
+        f"Container {c['name']} of pod {pod['name']} keeps exiting: last exit code {code}"
+        + (f" ({meaning})" if meaning else "")
+        + f", {c['restarts']} restarts"
+        + (", now in CrashLoopBackOff" if _state(c).get("reason") == "CrashLoopBackOff" else "")
+        + ".",
+        pods_id,
+        about=ctx.pod_ref(pod),
+        # what was seen, as it can be re-read: restarts, or (a Job's pod that is not
+        # restarted) the exit code it ended with
+        facts=(
+            container_fact(ctx, pod, c, "restarts", c["restarts"], op="ge")
+            if c["restarts"] > 0
+            else container_fact(
+                ctx,
+                pod,
+                c,
+                ("last_terminated" if c["last_terminated"] else "state") + ".exit_code",
+                code,
+            ),
+        ),
+    )
+    for probe_kind, cls in (
+        ("liveness", CauseClass.LIVENESS_PROBE_FAILING),
+        ("startup", CauseClass.STARTUP_PROBE_FAILING),
+    ):
+        kills, eid = _probe_kills(ctx, pod, probe_kind)
+        if kills and (code in (137, 143) or _state(c).get("reason") == "CrashLoopBackOff"):
+            return _probe_kill(ctx, pod, c, cls, probe_kind, kills, eid, symptom)
+    line, lid, previous = fatal(ctx, pod, c["name"])
+    if line is None:
+        if code in (137, 143):
+            return None  # killed from outside without a probe event: other analyzers decide
+        return Finding(
+            cls=CauseClass.APPLICATION_ERROR,
+            cause=f"{ref.name}'s container {c['name']} exits with code {code} without saying "
+            "why in its log",
+            summary=f"{ref.name} is crash-looping (exit {code})",
+            impact=f"{ref.name} serves nothing while it restarts.",
+            chain=chain(symptom),
+            strength=Strength.CORRELATED,
+            explains={str(ref)},
+        )
+    said = link(
+        M,
+        f"The {'crashed' if previous else 'current'} instance's log says: {short(line.text)}",
+        lid,
+        about=ctx.pod_ref(pod),
+        facts=(
+            fact(
+                "k8s.logs",
+                "",
+                "contains",
+                line.text[:120],
+                namespace=ctx.ns,
+                pod=pod["name"],
+                container=c["name"],
+                previous=True if previous else None,
+            ),
+        ),
+    )
+    fam = line.family
+    if fam in (text.Family.CONNECTION, text.Family.DNS, text.Family.K8S_FORBIDDEN):
+        return None  # the network and access analyzers follow these to their cause
+    if fam is text.Family.DISK_FULL:
+        claims = {str(ctx.ref("PersistentVolumeClaim", name)) for name in pod["claims"]}
+        return Finding(
+            open_at=claims,  # how full each volume is, and why, is the volume's own chain
+            cls=CauseClass.VOLUME_FULL,
+            cause=f"the volume {c['name']} writes to is full: {short(line.text, 160)}",
+            summary=f"{ref.name} crashes on a full disk (ENOSPC)",
+            impact=f"{ref.name} cannot write and restarts.",
+            chain=chain(
+                symptom, said, link(C, f"No space left: {short(line.text)}", lid, about=ref)
+            ),
+            explains={str(ref)},
+            follow_ups=["Free or grow the volume; find what fills it."],
+        )
+    if fam is text.Family.ACCESS_DENIED:
+        return Finding(
+            cls=CauseClass.CLOUD_ACCESS_DENIED,
+            cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}",
+            summary=f"{ref.name} fails: access denied by an external service",
+            impact=f"{ref.name}'s work is not done.",
+            chain=chain(symptom, link(C, said.text if said else line.text, lid, about=ref)),
+            explains={str(ref)},
+            follow_ups=["Fix the workload's cloud credentials or the policy that denies it."],
+        )
+    if fam is text.Family.CREDENTIALS:
+        return _config(ctx, pod, c, line, lid, symptom, said, credentials=True)
+    if fam in (text.Family.CONFIG, text.Family.COMMAND):
+        return _config(ctx, pod, c, line, lid, symptom, said)
+    if fam is text.Family.RUNTIME_OOM:
+        return None  # the memory analyzer weighs heap flags against the limit
+    cause_text = f"the program itself fails: {short(line.text, 180)}"
+    f = Finding(
+        cls=CauseClass.APPLICATION_ERROR,
+        cause=cause_text,
+        summary=f"{ref.name} is crash-looping: {short(line.text, 140)}",
+        impact=f"{ref.name} serves nothing while it restarts.",
+        chain=chain(
+            symptom, said, link(C, f"The program fails: {short(line.text)}", lid, about=ref)
+        ),
+        explains={str(ref)},
+        follow_ups=["Fix the code path the log names, or roll back to the last good revision."],
+    )
+    changed_since_healthy(ctx, ref, f, field="image")
+    healthy_revision_note(ctx, ref, f)
+    return f
+
+
+def _config(
+    ctx: Ctx,
+    pod: p.Pod,
+    c: p.Container,
+    line: text.Line,
+    lid: str | None,
+    symptom: object,
+    said: object,
+    *,
+    credentials: bool = False,
+) -> Finding:
+    ref = ctx.workload_ref(pod)
+    env = env_of(c)
+    named = [n for n in text.env_names_in(line.text)]
+    unset = [n for n in named if n not in env]
+    detail = short(line.text, 200)
+    cause = f"{ref.name} exits at start because of its configuration: {detail}"
+    cause_link = link(C, f"The setting is wrong: {detail}", lid, about=ref)
+    if unset:
+        var = unset[0]
+        near = _look_alike(var, env)
+        if near:
+            cause = (
+                f"the program reads {var}, which the Deployment does not set; it still sets "
+                f"{near} (renamed to {var} in the new version?)"
+            )
+            cause_link = link(
+                C,
+                f"{var} is not set in container {c['name']} (it sets {near} instead): the "
+                f"variable was renamed and the manifest was not updated.",
+                lid,
+                ctx.facts.pods(ctx.ns)[1],
+                about=ref,
+            )
+        else:
+            cause = f"{var} is not set (or empty) in container {c['name']}: {detail}"
+    else:
+        for name in named:
+            if name in env:
+                cause = f"{name} is set to a value the program rejects: {detail}"
+                cause_link = link(
+                    C,
+                    f"{name}={short(env[name], 120)} is rejected: {detail}",
+                    lid,
+                    ctx.facts.pods(ctx.ns)[1],
+                    about=ref,
+                )
+                break
+    if credentials:
+        cause = f"{ref.name}'s database credentials are refused: {detail}"
+    f = Finding(
+        cls=CauseClass.BAD_CONFIG,
+        cause=cause,
+        summary=f"{ref.name} is crash-looping on a bad setting: {short(line.text, 140)}",
+        impact=f"{ref.name} serves nothing while it restarts.",
+        chain=chain(symptom, said, cause_link),  # type: ignore[arg-type]
+        explains={str(ref)},
+        follow_ups=["Fix the setting the log names; restarting will not help."],
+    )
+    changed_since_healthy(ctx, ref, f)
+    healthy_revision_note(ctx, ref, f)
+    return f
+
+
+def _look_alike(var: str, env: dict[str, str]) -> str | None:
+    """A variable the container does set that plays `var`'s role: same last word, or a shared
+    word and a value of the right shape (a URL for *_DSN/_URL)."""
+    words = set(var.split("_"))
+    tail = var.rsplit("_", maxsplit=1)[-1]
+    urlish = tail in ("URL", "DSN", "URI", "ADDR", "ADDRESS", "HOST", "ENDPOINT")
+    best = None
+    for name, value in env.items():
+        shared = words & set(name.split("_"))
+        if name.split("_")[-1] == tail and name != var:
+            return name
+        if (urlish and ("://" in value or "@" in value) and best is None) or (
+            shared - {"API", "APP", "SERVICE"} and best is None
+        ):
+            best = name
+    return best
+
+
+def _probe_kill(
+    ctx: Ctx,
+    pod: p.Pod,
+    c: p.Container,
+    cls: CauseClass,
+    kind: str,
+    kills: list[p.Event],
+    eid: str | None,
+    symptom: object,
+) -> Finding:
+    ref = ctx.workload_ref(pod)
+    probe = probe_of(c, kind)
+    message = str(kills[0]["message"])
+    delay = probe.get("initial_delay_s", 0)
+    period = probe.get("period_s", 10)
+    threshold = probe.get("failure_threshold", 3)
+    timeout = probe.get("timeout_s", 1)
+    budget = delay + period * threshold
+    target = f"{probe.get('kind', '?')} {probe.get('path', '')} port {probe.get('port', '?')}"
+    log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+    started = any("started" in ln.lower() and " in " in ln.lower() for ln in log)
+    slow = not started and len(log) > 0
+    probe_text = (
+        f"initialDelaySeconds {delay}, periodSeconds {period}, failureThreshold {threshold}, "
+        f"timeoutSeconds {timeout}"
+    )
+    if slow:
+        cause = (
+            f"the {kind} probe ({target}) gives the app {budget}s to answer ({probe_text}) but it "
+            "is still starting up when the kubelet kills it (exit 143, SIGTERM); it needs a "
+            "startupProbe or a longer initialDelaySeconds"
+        )
+    else:
+        cause = (
+            f"the {kind} probe ({target}, {probe_text}) fails and the kubelet kills a container "
+            f"that otherwise runs: {short(message, 160)}"
+        )
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    return Finding(
+        cls=cls,
+        cause=cause,
+        summary=f"{ref.name} is restarted over and over by its {kind} probe",
+        impact=f"{ref.name} never stays up long enough to serve.",
+        chain=chain(
+            symptom,  # type: ignore[arg-type]
+            link(M, f"Event {kills[0]['reason']}: {short(message)}", eid, about=ctx.pod_ref(pod)),
+            link(
+                C,
+                f"The {kind} probe is {target} with {probe_text}"
+                + (
+                    " — shorter than the app's start-up (its log stops mid warm-up)."
+                    if slow
+                    else "."
+                ),
+                pods_id,
+                about=ref,
+            ),
+        ),
+        explains={str(ref)},
+        follow_ups=[
+            f"Add a startupProbe (or raise initialDelaySeconds/failureThreshold) so the {kind} "
+            "probe starts after start-up."
+        ],
+    )
+
+
+# -- readiness --------------------------------------------------------------------------------
+
+
+def _depends_on(ctx: Ctx, pod: p.Pod, line: text.Line) -> set[str]:
+    """What a line says the container failed on — the Services it could not reach or
+    resolve, the ServiceAccount the apiserver refused: their own failure is the cause."""
+    if line.family is text.Family.K8S_FORBIDDEN:
+        parsed = text.forbidden(line.text)
+        sa = parsed["sa"] if parsed else pod["service_account"] or "default"
+        sa_ns = parsed["ns"] if parsed else ctx.ns
+        return {str(ctx.ref("ServiceAccount", sa, sa_ns))}
+    if line.family not in (text.Family.CONNECTION, text.Family.DNS):
+        return set()
+    out: set[str] = set()
+    for endpoint in text.endpoints_in(line.text):
+        svc = text.service_of(endpoint.host, ctx.ns)
+        if svc:
+            out.add(str(ctx.ref("Service", svc[0], svc[1])))
+    return out
+
+
+def readiness(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pod in ctx.focus_pods:
+        running = all((c["state"] or {}).get("kind") == "running" for c in pod["containers"])
+        if pod["phase"] != "Running" or pod["ready"] or not running:
+            continue
+        ref = ctx.workload_ref(pod)
+        if str(ref) in seen:
+            continue
+        seen.add(str(ref))
+        events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        probe_ev = next(
+            (e for e in events if e["reason"] == "Unhealthy" and "eadiness" in str(e["message"])),
+            None,
+        )
+        c = next((x for x in pod["containers"] if not x["ready"]), pod["containers"][0])
+        probe = probe_of(c, "readiness")
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        message = str(probe_ev["message"] if probe_ev else "")
+        target = f"{probe.get('kind', '?')} {probe.get('path', '')} port {probe.get('port', '?')}"
+        ports = ports_of(c)
+        # The probe itself is wrong (it asks where the app does not answer), or the app
+        # answers and declares itself unready — then its log says why, and that is the cause.
+        said: text.Line | None = None
+        said_id: str | None = None
+        opened: set[str] = set()
+        strength = Strength.STATED if probe_ev else Strength.INFERRED
+        if probe.get("port") is not None and str(probe.get("port")) not in ports and ports:
+            why = (
+                f"the probe targets port {probe.get('port')}, which the container does not "
+                f"expose (ports {', '.join(ports)})"
+            )
+        elif "404" in message:
+            why = f"the probe path {probe.get('path')} answers 404: the app does not serve it"
+        elif "refused" in message:
+            why = f"nothing listens where the probe connects ({target})"
+        else:
+            log, said_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            said = text.telling(log) if said_id else None
+            answered = short(message, 120) if message else "it fails"
+            if said is not None:
+                why = (
+                    f"the app answers its readiness probe ({target}) with {answered}, and its "
+                    f'log says why: "{short(said.text, 200)}"'
+                )
+                opened = _depends_on(ctx, pod, said)
+            else:
+                why = f"the probe {target} fails: {answered}"
+        services = ctx.facts.services_selecting(ctx.ns, pod)
+        eps_text = ""
+        eps_id = None
+        for svc in services:
+            eps, eps_id = ctx.facts.endpoints(ctx.ns, svc["name"])
+            if eps is not None:
+                eps_text = f"Service {svc['name']} has {eps['ready']} ready endpoint(s)."
+                break
+        f = Finding(
+            cls=CauseClass.READINESS_PROBE_FAILING,
+            cause=f"{ref.name}'s readiness probe fails: {why}",
+            summary=f"{ref.name}'s pods are Running but not Ready, so they get no traffic",
+            impact=eps_text or f"{ref.name} receives no traffic.",
+            chain=chain(
+                link(
+                    S,
+                    f"Pod {pod['name']} is Running but not Ready. {eps_text}",
+                    pods_id,
+                    eps_id,
+                    about=ctx.pod_ref(pod),
+                    facts=(
+                        fact(
+                            "k8s.pods", f"[name={pod['name']}].ready", "eq", False, namespace=ctx.ns
+                        ),
+                    ),
+                ),
+                link(M, f"Event Unhealthy: {short(message)}", eid, about=ctx.pod_ref(pod))
+                if probe_ev
+                else None,
+                link(
+                    C, f"The readiness probe is {target}: {why}.", pods_id, eid, said_id, about=ref
+                ),
+            ),
+            explains={str(ref), *(str(ctx.ref("Service", s["name"])) for s in services)},
+            strength=strength,
+            open_at=opened,
+            follow_ups=[
+                "Fix what the app's log says it is waiting for."
+                if said is not None
+                else "Point the readiness probe at a path and port the app serves."
+            ],
+        )
+        changed_since_healthy(ctx, ref, f, field="probe")
+        out.append(f)
+    return out
+
+
+# -- init containers -----------------------------------------------------------------------------
+
+
+def init_containers(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pod in ctx.focus_pods:
+        for c in pod["init_containers"]:
+            state, last = _state(c), _last(c)
+            failed = (
+                state.get("reason") in ("CrashLoopBackOff", "Error")
+                or last.get("exit_code") not in (None, 0)
+                or (state.get("kind") == "terminated" and state.get("exit_code") not in (None, 0))
+            )
+            stuck = state.get("kind") == "running" and pod["phase"] == "Pending"
+            if not (failed or stuck):
+                continue
+            ref = ctx.workload_ref(pod)
+            if str(ref) in seen:
+                continue
+            seen.add(str(ref))
+            pods_id = ctx.facts.pods(ctx.ns)[1]
+            code = (last or state).get("exit_code")
+            line, lid, previous = fatal(ctx, pod, c["name"])
+            command = command_of(c)
+            if (
+                line is not None
+                and line.family in (text.Family.CONNECTION, text.Family.DNS)
+                and not failed
+            ):
+                continue  # waiting for a dependency: the network analyzers follow it
+            what = short(line.text, 200) if line else f"exit code {code}"
+            cause = f"init container {c['name']} fails: {what}" + (
+                f" (its command is `{short(command, 120)}`)" if command else ""
+            )
+            if code == 127 or (line and line.family is text.Family.COMMAND):
+                cause = (
+                    f"init container {c['name']} runs a command that does not exist: {what} "
+                    f"(exit {code}: not found — a typo in `{short(command, 120)}`?)"
+                )
+            out.append(
+                Finding(
+                    cls=CauseClass.INIT_CONTAINER_FAILING,
+                    cause=cause,
+                    summary=f"{ref.name}'s pods are stuck in Init: init container {c['name']} "
+                    f"{'fails' if failed else 'never finishes'}",
+                    impact=f"The main containers of {ref.name} never start.",
+                    chain=chain(
+                        link(
+                            S,
+                            f"Pod {pod['name']} is {pod['phase']}: init container {c['name']} is "
+                            f"{state.get('reason') or state.get('kind')}"
+                            + (f", last exit code {code}" if code is not None else "")
+                            + ".",
+                            pods_id,
+                            about=ctx.pod_ref(pod),
+                        ),
+                        link(
+                            C,
+                            f"Its {'crashed instance' if previous else 'log'} says: {what}"
+                            + (f"; command: {short(command, 160)}" if command else ""),
+                            lid,
+                            pods_id,
+                            about=ref,
+                        ),
+                    ),
+                    explains={str(ref)},
+                    follow_ups=[f"Fix the command of init container {c['name']}."],
+                )
+            )
+    return out

@@ -1,0 +1,212 @@
+"""Out of memory: the kernel kills a container at its limit. Why it got there decides the fix.
+
+- The process was *told* it may use more than the limit (a JVM `-Xmx`, `MaxRAMPercentage`,
+  Node's `--max-old-space-size`, Go's `GOMEMLIMIT`, in the args or the env): the setting and
+  the limit disagree — the cause is that pair, not "memory".
+- The working set grows steadily across restarts (no sawtooth back down): a leak.
+- Otherwise the limit is below what the workload needs (its working set at the kills).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import container_fact, pod_problem_pods
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import series_values
+from triage.core.causes import CauseClass
+from triage.core.models import LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def _oom(c: p.Container) -> bool:
+    return (c["last_terminated"] or {}).get("reason") == "OOMKilled" or (c["state"] or {}).get(
+        "reason"
+    ) == "OOMKilled"
+
+
+def _same_workload(series_pod: str, pod: p.Pod, workload: str) -> bool:
+    """The series is of this pod, or of another pod of the same workload (the series outlive
+    pods: a rollout or an eviction renames them; `<workload>-<hash>[-<id>]`)."""
+    return series_pod == pod["name"] or series_pod.startswith(f"{workload}-")
+
+
+def _trend(ctx: Ctx, pod: p.Pod, container: str) -> tuple[str | None, str | None, float | None]:
+    """('leak'|'sawtooth'|None, evidence id, peak bytes) from the working-set series of the
+    pod or, failing that, of another pod of its workload."""
+    workload = ctx.workload_ref(pod).name
+    for ev in ctx.facts.purpose("memory"):
+        ordered = sorted(
+            ev.data or [], key=lambda x: (x.get("labels") or {}).get("pod") != pod["name"]
+        )
+        for series in ordered:
+            labels = series.get("labels") or {}
+            if not _same_workload(str(labels.get("pod", "")), pod, workload) or labels.get(
+                "container"
+            ) not in (container, None):
+                continue
+            values = series_values(series)
+            if len(values) < 6:
+                continue
+            peak = max(values)
+            drops = sum(1 for a, b in itertools.pairwise(values) if b < a * 0.8)
+            third = max(len(values) // 3, 1)
+            first, last = sum(values[:third]) / third, sum(values[-third:]) / third
+            if drops == 0 and last > first * 1.3:
+                return "leak", ev.id, peak
+            return ("sawtooth" if drops else None), ev.id, peak
+    return None, None, None
+
+
+def _what_grows(ctx: Ctx, pod: p.Pod, container: str) -> tuple[list[str], str] | None:
+    """The log's own account of the leak: fields that only grow, and the runtime's warnings
+    that name a leak (Node's MaxListenersExceededWarning, "memory leak detected")."""
+    for previous in (False, True):
+        log, lid = ctx.facts.logs(ctx.ns, pod["name"], container, previous)
+        if not lid:
+            continue
+        said = [str(g) for g in text.growing(log)][:2]
+        said += [
+            f'"{short(ln, 160)}"' for ln in log if "leak" in ln.lower() or "MaxListeners" in ln
+        ][:1]
+        if said:
+            return said, lid
+    return None
+
+
+def oom(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    for pod, c in pod_problem_pods(ctx, _oom):
+        ref = ctx.workload_ref(pod)
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        limit_text = c["limits"].get("memory")
+        limit = text.quantity_bytes(limit_text)
+        last = c["last_terminated"] or c["state"] or {}
+        symptom = link(
+            S,
+            f"Container {c['name']} of pod {pod['name']} was OOMKilled (exit code "
+            f"{last.get('exit_code', 137)}), {c['restarts']} restarts; its memory limit is "
+            f"{limit_text or 'unset'}.",
+            pods_id,
+            about=ctx.pod_ref(pod),
+            facts=(container_fact(ctx, pod, c, "last_terminated.reason", "OOMKilled"),),
+        )
+        settings = text.memory_settings(c["spec"])
+        over = [s for s in settings if s.bytes and limit and s.bytes >= limit * 0.9]
+        pct = [s for s in settings if s.percent and s.percent > 90]
+        trend, mid, peak = _trend(ctx, pod, c["name"])
+        if over or pct:
+            s = (over or pct)[0]
+            told = text.human(s.bytes) if s.bytes else f"{s.percent:g}% of the limit"
+            cause = (
+                f"{s.where} sets {s.flag} ({told}) for container {c['name']}, "
+                f"{'more than' if s.bytes and limit and s.bytes > limit else 'about'} its "
+                f"{limit_text} memory limit: the process is allowed to grow past the limit, "
+                "so the kernel OOM-kills it before the runtime's own limit applies"
+            )
+            value_path = (
+                f"[name={pod['name']}].containers[name={c['name']}].spec.env"
+                f"[name={s.where.removeprefix('env ')}].value"
+                if s.where.startswith("env ")
+                else f"[name={pod['name']}].containers[name={c['name']}].spec.args"
+            )
+            finding = Finding(
+                cls=CauseClass.OOM_KILLED,
+                cause=cause,
+                summary=f"{ref.name} is OOM-killed: {s.flag} in {s.where} exceeds the "
+                f"{limit_text} memory limit",
+                impact=f"{ref.name} restarts whenever its heap grows past {limit_text}.",
+                chain=chain(
+                    symptom,
+                    link(
+                        C,
+                        f"{s.where} gives {s.flag} ({told}) while limits.memory is {limit_text}.",
+                        pods_id,
+                        about=ref,
+                        facts=(
+                            fact("k8s.pods", value_path, "contains", s.flag, namespace=ctx.ns),
+                            container_fact(ctx, pod, c, "limits.memory", limit_text),
+                        ),
+                    ),
+                ),
+                explains={str(ref)},
+                follow_ups=[
+                    f"Set {s.flag.split('=')[0].rstrip('0123456789kKmMgG')} below the limit (e.g. "
+                    f"75% of {limit_text}) or raise the limit above it."
+                ],
+            )
+        elif trend == "leak":
+            held = _what_grows(ctx, pod, c["name"])
+            finding = Finding(
+                cls=CauseClass.MEMORY_LEAK,
+                cause=f"{ref.name}'s memory grows steadily (to {text.human(peak or 0)}) until "
+                f"the {limit_text} limit kills it: a leak, not a limit set too low",
+                summary=f"{ref.name} leaks memory and is OOM-killed at {limit_text}",
+                impact=f"{ref.name} restarts every time the leak reaches the limit.",
+                chain=chain(
+                    symptom,
+                    link(
+                        M if held else C,
+                        f"The working set rises steadily with no drop back (peak "
+                        f"{text.human(peak or 0)}) until the kill at {limit_text}.",
+                        mid,
+                        about=ref,
+                    ),
+                    link(
+                        C,
+                        "What it holds on to, in its log: " + "; ".join(held[0]) + ".",
+                        held[1],
+                        about=ref,
+                    )
+                    if held
+                    else None,
+                ),
+                strength=Strength.INFERRED,
+                explains={str(ref)},
+                follow_ups=[
+                    "Take a heap profile before the limit; raising it only delays the kill."
+                ],
+            )
+        else:
+            at = f" (working set up to {text.human(peak)})" if peak else ""
+            finding = Finding(
+                cls=CauseClass.OOM_KILLED,
+                cause=f"container {c['name']} needs more memory than its {limit_text} limit"
+                f"{at}: the kernel kills it at the limit",
+                summary=f"{ref.name} is OOM-killed at its {limit_text} memory limit",
+                impact=f"{ref.name} restarts repeatedly.",
+                chain=chain(
+                    symptom,
+                    link(
+                        C,
+                        f"limits.memory of {c['name']} is {limit_text}{at}"
+                        + (
+                            " — the sawtooth reaches it before every kill."
+                            if trend == "sawtooth"
+                            else "."
+                        ),
+                        pods_id,
+                        mid,
+                        about=ref,
+                    ),
+                ),
+                strength=Strength.INFERRED,
+                explains={str(ref)},
+                follow_ups=[
+                    "Raise the memory limit to what the working set needs, or reduce what it holds."
+                ],
+            )
+        for line_pod in (pod,):
+            log, lid = ctx.facts.logs(ctx.ns, line_pod["name"], c["name"], True)
+            runtime = [ln for ln in text.failures(log) if ln.family is text.Family.RUNTIME_OOM]
+            if runtime and finding.cls is CauseClass.OOM_KILLED and not over:
+                finding.contributing.append(
+                    link(M, f"The runtime also says: {short(runtime[-1].text)}", lid, about=ref)
+                    or finding.chain[-1]
+                )
+        out.append(finding)
+    return out

@@ -1,0 +1,414 @@
+"""Symptoms that live in Prometheus, tied to what explains them.
+
+- Errors or latency that rise with a deploy: the deploy (placed by the newest ReplicaSet's
+  creation, or by kube-state-metrics' generation stepping up) inside the window before the
+  rise makes it `regression_after_deploy`, and the diff of the two revisions is the cause.
+- CPU throttling high on the asked-about containers while latency is up: the CPU limit.
+- A connection pool with requests waiting while its database is up: saturation.
+A rise with nothing that explains it stays a symptom: the RCA says what is still unknown.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from triage.agent.planners.rules.analyzers.common import changed_since_healthy, last_healthy
+from triage.agent.planners.rules.chain import Finding, Strength, chain, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import Ref, selects, series_points, series_values
+from triage.agent.planners.rules.reads import hosts_failing
+from triage.core.causes import CauseClass
+from triage.core.models import Evidence, LinkRole, MutationProposal, TimelineEntry
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+DEPLOY_WINDOW_S = (-300.0, 1200.0)  # a rise 5 min before to 20 min after a rollout
+ERROR_RATIO_ALERT = 0.05
+
+
+def _points(ev: Evidence) -> list[tuple[float, float]]:
+    if not ev.data:
+        return []
+    return series_points(ev.data[0])
+
+
+def rise(
+    points: list[tuple[float, float]], floor: float
+) -> tuple[float, float, float, float] | None:
+    """(when, baseline, value, peak) of the first point well above the early baseline."""
+    if len(points) < 6:
+        return None
+    third = max(len(points) // 3, 1)
+    baseline = sorted(v for _, v in points[:third])[third // 2]
+    threshold = max(floor, baseline * 3)
+    first = next(((t, v) for t, v in points if v > threshold), None)
+    if first is None:
+        return None
+    return first[0], baseline, first[1], max(v for _, v in points)
+
+
+def symptoms(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, float, float]]]:
+    """(what, evidence, rise) for every error-ratio or latency series that rose."""
+    out = []
+    for ev in ctx.facts.evidence:
+        if not ev.ok or not ev.purpose:
+            continue
+        if ev.purpose.startswith("error_ratio:"):
+            found = rise(_points(ev), ERROR_RATIO_ALERT)
+            if found:
+                out.append(("5xx ratio", ev, found))
+        elif ev.purpose.startswith("latency_p99:"):
+            pts = _points(ev)
+            found = rise(pts, 0.5)
+            if found:
+                out.append(("p99 latency", ev, found))
+    return out
+
+
+def _deploys(ctx: Ctx) -> list[tuple[Ref, float, str | None]]:
+    from triage.agent.planners.rules.analyzers.workloads import _ts  # noqa: PLC0415
+
+    out = []
+    for dep in ctx.facts.deployments(ctx.ns)[0]:
+        ref = ctx.ref("Deployment", dep["name"])
+        newest, _good, hid = last_healthy(ctx, ref)
+        created = _ts(newest["created"]) if newest else None
+        if created is not None:
+            out.append((ref, created, hid))
+    for ev in ctx.facts.purpose("generation"):
+        for series in ev.data or []:
+            name = (series.get("labels") or {}).get("deployment")
+            values = series.get("values") or []
+            for (_, before), (t, after) in itertools.pairwise(values):
+                if name and after > before:
+                    out.append((ctx.ref("Deployment", name), float(t), ev.id))
+    return out
+
+
+def regression(ctx: Ctx) -> list[Finding]:
+    out = []
+    for what, ev, (when, baseline, value, peak) in symptoms(ctx):
+        ratio = what == "5xx ratio"
+
+        def fmt(x: float, ratio: bool = ratio) -> str:
+            return f"{x:.1%}" if ratio else f"{x:.2f}s"
+
+        rose = link(
+            S,
+            f"The {what} rose from {fmt(baseline)} to {fmt(value)} and peaked at {fmt(peak)}.",
+            ev.id,
+            about=ctx.ref("Namespace", ctx.ns, ctx.ns),
+        )
+        for ref, deployed, hid in _deploys(ctx):
+            if not DEPLOY_WINDOW_S[0] <= when - deployed <= DEPLOY_WINDOW_S[1]:
+                continue
+            newest, good, _ = last_healthy(ctx, ref)
+            finding = Finding(
+                cls=CauseClass.REGRESSION_AFTER_DEPLOY,
+                cause=f"the deploy of {ref.name}"
+                + (
+                    f" revision {newest['revision']} ({', '.join(newest['images'])})"
+                    if newest
+                    else ""
+                )
+                + f" {(when - deployed) / 60:.0f} min before the {what} rose"
+                + (
+                    f"; revision {good['revision']} ({', '.join(good['images'])}) did not have it"
+                    if good
+                    else ""
+                ),
+                summary=f"The {what} rose to {fmt(peak)} right after {ref.name} was deployed",
+                impact=f"Up to {fmt(peak)} ({what}) in {ctx.ns}.",
+                chain=chain(
+                    rose,
+                    link(
+                        C,
+                        f"{ref.name} rolled out a new revision {(when - deployed) / 60:.0f} min "
+                        f"before the rise.",
+                        hid,
+                        about=ref,
+                    ),
+                ),
+                strength=Strength.CORRELATED,
+                explains={str(ref)},
+                remediation=[
+                    MutationProposal(
+                        action="rollback",
+                        target=f"Deployment/{ctx.ns}/{ref.name}",
+                        args={"to_revision": int(good["revision"] or 0)},
+                        rationale="the regression started with this revision",
+                    )
+                ]
+                if good
+                else [],
+                follow_ups=["Diff the revisions and add a canary step."],
+                timeline=[
+                    TimelineEntry(
+                        at=f"{deployed:.0f}", what="deploy", evidence=tuple(i for i in (hid,) if i)
+                    ),
+                    TimelineEntry(
+                        at=f"{when:.0f}", what=f"{what} above threshold", evidence=(ev.id,)
+                    ),
+                ],
+            )
+            changed_since_healthy(ctx, ref, finding)
+            out.append(finding)
+            break
+    return out
+
+
+def throttling(ctx: Ctx) -> list[Finding]:
+    if not symptoms(ctx):
+        return []
+    out = []
+    for ev in ctx.facts.purpose("throttling"):
+        for series in ev.data or []:
+            values = series_values(series)
+            if not values or max(values) < 0.25:
+                continue
+            labels = series.get("labels") or {}
+            pod = next((x for x in ctx.focus_pods if x["name"] == labels.get("pod")), None)
+            if pod is None:
+                continue
+            ref = ctx.workload_ref(pod)
+            container = next(
+                (c for c in pod["containers"] if c["name"] == labels.get("container")),
+                pod["containers"][0],
+            )
+            limit = container["limits"].get("cpu", "unset")
+            out.append(
+                Finding(
+                    cls=CauseClass.CPU_THROTTLING,
+                    cause=f"container {container['name']} of {ref.name} is CPU-throttled in "
+                    f"{max(values):.0%} of CFS periods by its {limit} CPU limit, so requests "
+                    f"wait for CPU",
+                    summary=f"{ref.name} is CPU-throttled (limit {limit}) while latency is up",
+                    impact="Requests slow down under load.",
+                    chain=chain(
+                        link(
+                            S,
+                            "Latency/errors rose in the window.",
+                            symptoms(ctx)[0][1].id,
+                            about=ref,
+                        ),
+                        link(
+                            C,
+                            f"container_cpu_cfs_throttled ratio up to {max(values):.0%} for "
+                            f"{labels.get('pod')}/{container['name']} (limits.cpu {limit}).",
+                            ev.id,
+                            ctx.facts.pods(ctx.ns)[1],
+                            about=ref,
+                        ),
+                    ),
+                    strength=Strength.INFERRED,
+                    explains={str(ref)},
+                    follow_ups=[
+                        "Raise or remove the CPU limit (keep the request), or make requests "
+                        "cheaper."
+                    ],
+                )
+            )
+            return out
+    return out
+
+
+_EXHAUSTED = re.compile(
+    r"Connection is not available|pool (is )?exhausted|timeout (waiting|acquiring) .*connection|"
+    r"too many (clients|connections)|remaining connection slots|max_connections|"
+    r"max number of clients|Cannot acquire connection",
+    re.I,
+)
+_REFUSED_FULL = re.compile(
+    r"too many (clients|connections)|remaining connection slots|max number of clients|"
+    r"max_connections",
+    re.I,
+)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def saturation(ctx: Ctx) -> list[Finding]:
+    """A caller that waits for connections to a dependency that is up: the dependency's own
+    words ("too many clients"), its connection count against its maximum, and who holds the
+    connections — the label values of its connection gauge, matched to a workload."""
+    out: list[Finding] = []
+    for svc_name, ns, _port, _line in hosts_failing(ctx)[:2]:
+        caller_line = None
+        for ev in ctx.facts.all("k8s.logs"):
+            if ev.ok and ev.args.get("namespace") == ctx.ns:
+                hit = next((str(x) for x in ev.data or [] if _EXHAUSTED.search(str(x))), None)
+                if hit:
+                    caller_line = (hit, ev)
+                    break
+        pending = [(e, s) for e in ctx.facts.purpose("pool_pending") for s in e.data or []]
+        busy = [(e, s) for e, s in pending if max(series_values(s), default=0) > 0]
+        if caller_line is None and not busy:
+            continue
+        eps, _ = ctx.facts.endpoints(ns, svc_name)
+        if eps is not None and not eps["ready"]:
+            continue  # down, not saturated: the dependency analyzer says why
+        dep = Ref("Service", ns, svc_name)
+        said = None
+        svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
+        behind = {
+            x["name"]
+            for x in ctx.facts.pods(ns)[0]
+            if svc is not None and selects(svc["selector"], x["labels"])
+        }
+        for ev in ctx.facts.all("k8s.logs"):
+            if ev.ok and ev.args.get("namespace") == ns and ev.args.get("pod") in behind:
+                hit = next((str(x) for x in ev.data or [] if _REFUSED_FULL.search(str(x))), None)
+                if hit:
+                    said = (hit, ev)
+                    break
+        caller_pod = next(iter(ctx.focus_pods), None)
+        caller = ctx.workload_ref(caller_pod) if caller_pod else ctx.ref("Namespace", ctx.ns)
+        used, cap, cid = _connections(ctx, ns)
+        holders, hid = _holders(ctx, ns)
+        symptom = (
+            link(
+                S, f"{caller.name}'s log: {short(caller_line[0])}", caller_line[1].id, about=caller
+            )
+            if caller_line
+            else link(
+                S,
+                f"{caller.name}'s connection pool has up to "
+                f"{max(series_values(busy[0][1])):.0f} requests waiting.",
+                busy[0][0].id,
+                about=caller,
+            )
+        )
+        full = (
+            link(
+                M,
+                f"{svc_name} ({ns}) refuses new connections: {short(said[0])}",
+                said[1].id,
+                about=dep,
+            )
+            if said
+            else None
+        )
+        count = (
+            link(
+                M,
+                f"{svc_name} has {used:.0f} connections of max_connections {cap:.0f}.",
+                cid,
+                about=dep,
+            )
+            if used is not None and cap
+            else None
+        )
+        if holders:
+            who, n, workload = holders[0]
+            held = f"{who} holds {n:.0f} of them" + (
+                f" — that is {workload[0]} {workload[1]}"
+                + (f" (started {workload[2]})" if workload[2] else "")
+                if workload
+                else ""
+            )
+            cause = (
+                f"{svc_name} in {ns} is out of connections"
+                + (f" ({used:.0f}/{cap:.0f})" if used is not None and cap else "")
+                + f": {held}; {caller.name}'s pool waits and its requests time out"
+            )
+            last = link(C, held[0].upper() + held[1:] + ".", hid, cid, about=dep)
+        else:
+            cause = (
+                f"{svc_name} in {ns} is out of connections"
+                + (f" ({used:.0f}/{cap:.0f})" if used is not None and cap else "")
+                + f"; {caller.name}'s pool waits and its requests time out"
+            )
+            last = None
+        links = chain(symptom, full, count, last)
+        if links and last is None:
+            links[-1] = links[-1].model_copy(update={"role": C})
+        if not links:
+            continue
+        out.append(
+            Finding(
+                cls=CauseClass.DEPENDENCY_SATURATED,
+                cause=cause,
+                summary=f"{caller.name} times out waiting for connections to {svc_name} ({ns})",
+                impact="Requests queue for a connection and time out.",
+                chain=links,
+                strength=Strength.STATED if said or holders else Strength.INFERRED,
+                explains={str(caller), str(dep)},
+                follow_ups=[
+                    "Cap what holds the connections (its pool size or workers), or raise "
+                    f"{svc_name}'s max_connections; add a pooler (pgbouncer)."
+                ],
+            )
+        )
+    return out
+
+
+def _last(ctx: Ctx, purpose: str) -> tuple[list[tuple[dict[str, str], float]], str | None]:
+    for ev in ctx.facts.purpose(purpose):
+        rows = []
+        for series in ev.data or []:
+            values = series_values(series)
+            if values:
+                rows.append(
+                    ({str(k): str(v) for k, v in (series.get("labels") or {}).items()}, values[-1])
+                )
+        return rows, ev.id
+    return [], None
+
+
+def _connections(ctx: Ctx, ns: str) -> tuple[float | None, float | None, str | None]:
+    rows, cid = _last(ctx, f"connections:{ns}")
+    caps, _ = _last(ctx, f"max_connections:{ns}")
+    used = sum(v for _, v in rows) if rows else None
+    cap = caps[0][1] if caps else None
+    return used, cap, cid
+
+
+def _holders(
+    ctx: Ctx, ns: str
+) -> tuple[list[tuple[str, float, tuple[str, str, str] | None]], str | None]:
+    """(who, connections, the workload it is) by connection count, biggest first. `who` is
+    the label value that differs between series (usename=invoice_batch)."""
+    rows, hid = _last(ctx, f"connections:{ns}")
+    if not rows:
+        return [], None
+    varying = [
+        k
+        for k in sorted({k for labels, _ in rows for k in labels})
+        if k not in ("__name__", "namespace", "state", "datname", "instance", "job")
+        and len({labels.get(k) for labels, _ in rows}) >= 1
+    ]
+    out = []
+    for labels, n in sorted(rows, key=lambda r: -r[1]):
+        if n <= 0:
+            continue
+        who = next((f"{k}={labels[k]}" for k in varying if labels.get(k)), "one client")
+        out.append((who, n, _workload_named(ctx, [labels[k] for k in varying if labels.get(k)])))
+    return out[:3], hid
+
+
+def _workload_named(ctx: Ctx, values: list[str]) -> tuple[str, str, str] | None:
+    """The workload (of the asked-about namespace) a client name stands for: invoice_batch
+    is Job invoice-batch."""
+    wanted = {_norm(v) for v in values}
+    for kind, items in (
+        ("Job", ctx.facts.jobs(ctx.ns)[0]),
+        ("Deployment", ctx.facts.deployments(ctx.ns)[0]),
+        ("CronJob", ctx.facts.cronjobs(ctx.ns)[0]),
+        ("StatefulSet", ctx.facts.statefulsets(ctx.ns)[0]),
+    ):
+        for item in items:
+            name = _norm(str(item["name"]))
+            # a Job of a CronJob is named <cronjob>-<scheduled time>
+            if any(name == w or (name.startswith(w) and name[len(w) :].isdigit()) for w in wanted):
+                started = item.get("start_time") if kind == "Job" else None
+                return kind, str(item["name"]), _ago(ctx, started)
+    return None
+
+
+def _ago(ctx: Ctx, when: object) -> str:
+    from triage.agent.planners.rules.analyzers.workloads import _ts  # noqa: PLC0415
+
+    ts = _ts(str(when)) if when else None
+    return f"{(ctx.now - ts) / 60:.0f} min ago" if ts else ""

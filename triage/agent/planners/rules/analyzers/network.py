@@ -1,0 +1,648 @@
+"""Traffic that cannot get where it should: Services, Ingresses, NetworkPolicies, and the
+dependencies a workload calls.
+
+- A Service whose selector matches no pod, or whose targetPort no pod listens on.
+- An Ingress naming a class, a backend Service or a TLS Secret that is not there (a Secret's
+  absence is known from the controller's event: Secrets are never read).
+- A dependency: a host a failing container cannot reach (its log line, else its settings) is
+  followed to the Service it names, in whatever namespace: no such Service (a wrong host), a
+  port the Service does not expose (a wrong port — both named), a Service without ready
+  endpoints (then why: scaled to zero, or its own pods failing), or reachable but dropped by a
+  NetworkPolicy (egress from the caller, ingress to the callee, DNS to kube-system).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import ports_of
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import Ref, selects, workload_of
+from triage.agent.planners.rules.reads import controller_pods, hosts_failing
+from triage.core.causes import CauseClass
+from triage.core.models import Claim, LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def _ports_of(pods: list[p.Pod]) -> set[str]:
+    return {port for pod in pods for c in pod["containers"] for port in ports_of(c)}
+
+
+def _port_mismatch(
+    ctx: Ctx,
+    svc: p.Service,
+    matched: list[p.Pod],
+    eid: str | None,
+    sid: str | None,
+    pods_id: str | None,
+    *,
+    has_endpoints: bool,
+) -> Finding | None:
+    """A targetPort the selected pods do not declare: by name, the endpoints controller
+    leaves the pods out (no endpoints); by number, the endpoints exist and connections are
+    refused. Only decided when the pods declare their ports."""
+    ready_pods = [x for x in matched if x["ready"]]
+    ports = _ports_of(matched)
+    bad = [
+        x
+        for x in svc["ports"]
+        if x.get("targetPort") is not None
+        and str(x["targetPort"]) not in ports
+        and (not has_endpoints or isinstance(x["targetPort"], int))
+    ]
+    if not (ready_pods and bad and ports):
+        return None
+    port = bad[0]
+    ref = ctx.ref("Service", svc["name"])
+    named = not isinstance(port["targetPort"], int)
+    declared = ", ".join(
+        sorted(
+            f"{x.get('name')} ({x.get('port')})" if x.get("name") else str(x.get("port"))
+            for pod in matched[:1]
+            for c in pod["containers"]
+            for x in (c["spec"]["ports"] if c["spec"] else [])
+        )
+    )
+    what = (
+        f"named targetPort {port['targetPort']!r}, which no container of its pods declares "
+        f"(they declare {declared}), so the endpoints controller leaves them out"
+        if named
+        else f"targetPort {port['targetPort']}, but its pods listen on {declared}, so "
+        "connections through it are refused"
+    )
+    return Finding(
+        cls=CauseClass.SERVICE_PORT_MISMATCH,
+        cause=f"Service {svc['name']} sends port {port.get('port')} to {what}",
+        summary=f"Service {svc['name']} forwards to a port its pods do not listen on",
+        impact=f"Connections through Service {svc['name']} fail.",
+        chain=chain(
+            link(
+                S,
+                (
+                    f"Service {svc['name']} has ready endpoints, "
+                    if has_endpoints
+                    else f"Service {svc['name']} has no ready endpoints although "
+                )
+                + f"{len(ready_pods)} pod(s) are Ready.",
+                eid,
+                pods_id,
+                about=ref,
+            ),
+            link(
+                C,
+                f"Its port {port.get('port')} has targetPort {port['targetPort']!r}; the "
+                f"selected pods' container ports are {declared}.",
+                sid,
+                pods_id,
+                about=ref,
+                facts=(
+                    fact(
+                        "k8s.services",
+                        f"[name={svc['name']}].ports[port={port.get('port')}].targetPort",
+                        "eq",
+                        port["targetPort"],
+                        namespace=ctx.ns,
+                    ),
+                ),
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(ref), *(str(ctx.workload_ref(x)) for x in matched[:1])},
+        follow_ups=[f"Set targetPort of {svc['name']} to the port the container listens on."],
+    )
+
+
+def services(ctx: Ctx) -> list[Finding]:
+    svcs, sid = ctx.facts.services(ctx.ns)
+    pods, pods_id = ctx.facts.pods(ctx.ns)
+    out = []
+    for svc in svcs:
+        ref = ctx.ref("Service", svc["name"])
+        if not svc["selector"]:
+            continue
+        eps, eid = ctx.facts.endpoints(ctx.ns, svc["name"])
+        if eps is None:
+            continue
+        matched = [x for x in pods if selects(svc["selector"], x["labels"])]
+        if eps["ready"]:
+            # endpoints exist: a numeric targetPort that no container declares still refuses
+            finding = _port_mismatch(ctx, svc, matched, eid, sid, pods_id, has_endpoints=True)
+            if finding is not None:
+                out.append(finding)
+            continue
+        sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
+        if not matched:
+            close = sorted(
+                {f"app={x['labels'].get('app')}" for x in pods if x["labels"].get("app")}
+            )
+            out.append(
+                Finding(
+                    cls=CauseClass.SERVICE_SELECTOR_MISMATCH,
+                    cause=f"Service {svc['name']} selects {sel}, which no pod in {ctx.ns} carries"
+                    + (f" (the pods carry {', '.join(close)})" if close else "")
+                    + ", so it has no endpoints",
+                    summary=f"Service {svc['name']} has no endpoints: "
+                    f"its selector {sel} matches no "
+                    f"pod",
+                    impact=f"Requests to Service {svc['name']} fail: nothing is behind it.",
+                    chain=chain(
+                        link(
+                            S,
+                            f"Service {svc['name']} has 0 endpoints.",
+                            eid,
+                            about=ref,
+                            facts=(
+                                fact(
+                                    "k8s.endpoints",
+                                    "ready",
+                                    "eq",
+                                    0,
+                                    namespace=ctx.ns,
+                                    service=svc["name"],
+                                ),
+                            ),
+                        ),
+                        link(
+                            C,
+                            f"Its selector is {sel}; pod labels in {ctx.ns}: "
+                            f"{', '.join(close) or 'none'}.",
+                            sid,
+                            pods_id,
+                            about=ref,
+                        ),
+                    ),
+                    strength=Strength.INFERRED,
+                    explains={str(ref)},
+                    follow_ups=["Align the Service selector with the pod template labels."],
+                )
+            )
+            continue
+        finding = _port_mismatch(ctx, svc, matched, eid, sid, pods_id, has_endpoints=False)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+_MISSING = re.compile(r"not found|does not exist|no object matching|missing", re.I)
+
+
+def _controller_says(ctx: Ctx, ing: p.Ingress) -> tuple[str, str, str] | None:
+    """(line, evidence id, pod) of the class's controller's log line about this Ingress or its
+    TLS Secret, at warning level or worse."""
+    if not ctx.ingress_asked(ing):
+        return None
+    classes, _ = ctx.facts.ingress_classes()
+    default = next((c["name"] for c in classes if c.get("default")), None)
+    name = ing["ingress_class"] or default
+    if not name:
+        return None
+    keys = [f"{ctx.ns}/{s}" for s in ing["tls_secrets"]] + [f"{ctx.ns}/{ing['name']}"]
+    for pod in controller_pods(ctx, name)[:1]:
+        container = pod["containers"][0] if pod["containers"] else None
+        log, lid = ctx.facts.logs(pod["namespace"], pod["name"], container, False)
+        for raw in reversed(log):
+            line = raw.strip()
+            level = text.severity(line) or (1 if re.match(r"^[WE]\d{4}", line) else 0)
+            if lid and level >= 1 and any(k in line for k in keys):
+                return line, lid, f"{pod['namespace']}/{pod['name']}"
+    return None
+
+
+def ingresses(ctx: Ctx) -> list[Finding]:
+    items, iid = ctx.facts.ingresses(ctx.ns)
+    classes, cid = ctx.facts.ingress_classes()
+    svcs, sid = ctx.facts.services(ctx.ns)
+    events, eid = ctx.facts.warnings(ctx.ns)
+    svc_names = {s["name"] for s in svcs}
+    out = []
+    for ing in items:
+        ref = ctx.ref("Ingress", ing["name"])
+        problem: tuple[str, tuple[str | None, ...]] | None = None
+        if (
+            ing["ingress_class"]
+            and cid
+            and ing["ingress_class"] not in {c["name"] for c in classes}
+        ):
+            problem = (
+                f"Ingress {ing['name']} names ingressClassName {ing['ingress_class']}, which does "
+                f"not exist (classes: {', '.join(c['name'] for c in classes) or 'none'}): no "
+                f"controller serves it",
+                (iid, cid),
+            )
+        missing = [b for b in ing["backends"] if b.get("service") and b["service"] not in svc_names]
+        if problem is None and missing and sid:
+            problem = (
+                f"Ingress {ing['name']} routes {missing[0].get('path', '/')} to Service "
+                f"{missing[0]['service']}, which does not exist",
+                (iid, sid),
+            )
+        tls_event = next(
+            (
+                e
+                for e in events
+                if e["object"]["name"] == ing["name"] and "secret" in str(e["message"]).lower()
+            ),
+            None,
+        )
+        said = _controller_says(ctx, ing) if problem is None and tls_event is None else None
+        if said is not None:
+            line, lid, where = said
+            secret = next((s for s in ing["tls_secrets"] if s in line), "")
+            what = (
+                f"Ingress {ing['name']}'s TLS Secret {secret} does not exist in {ctx.ns}"
+                if secret and _MISSING.search(line)
+                else f"the ingress controller rejects Ingress {ing['name']}"
+            )
+            problem = (
+                f'{what}: the controller ({where}) says "{short(line, 200)}"',
+                (iid, lid),
+            )
+        if problem is None and tls_event is not None:
+            secret = next(
+                (s for s in ing["tls_secrets"] if s in str(tls_event["message"])),
+                ", ".join(ing["tls_secrets"]),
+            )
+            problem = (
+                f"Ingress {ing['name']}'s TLS Secret {secret} does not exist: "
+                f"{short(str(tls_event['message']), 160)}",
+                (iid, eid),
+            )
+        if problem is None:
+            continue
+        cause, ids = problem
+        out.append(
+            Finding(
+                cls=CauseClass.INGRESS_MISCONFIGURED,
+                cause=cause,
+                summary=f"Ingress {ing['name']} is misconfigured: {short(cause, 120)}",
+                impact="Traffic from outside does not reach the backends.",
+                chain=chain(
+                    link(
+                        S,
+                        f"Ingress {ing['name']} (class {ing['ingress_class']}, tls "
+                        f"{ing['tls_secrets']}) -> "
+                        + ", ".join(f"{b.get('service')}:{b.get('port')}" for b in ing["backends"])
+                        + ".",
+                        iid,
+                        about=ref,
+                    ),
+                    link(C, cause + ".", *ids, about=ref),
+                ),
+                explains={
+                    str(ref),
+                    *(
+                        str(ctx.ref("Service", b["service"]))
+                        for b in ing["backends"]
+                        if b.get("service")
+                    ),
+                },
+                follow_ups=["Fix the Ingress's class, backend or TLS Secret."],
+            )
+        )
+    return out
+
+
+# -- dependencies ----------------------------------------------------------------------------------
+
+
+def _egress_blocks(
+    policies: list[p.NetworkPolicy], pod: p.Pod, dns: bool
+) -> p.NetworkPolicy | None:
+    """A policy selecting `pod` with Egress whose rules allow nothing that would carry the
+    traffic (no rule at all, or none to port 53 for DNS)."""
+    for pol in policies:
+        if "Egress" not in pol["types"] or (
+            pol["pod_selector"] and not selects(pol["pod_selector"], pod["labels"])
+        ):
+            continue
+        if not pol["egress"]:
+            return pol
+        if dns and not any(
+            any(port.endswith("/53") for port in ports) for ports in pol["egress_ports"]
+        ):
+            return pol
+    return None
+
+
+def _ingress_blocks(
+    policies: list[p.NetworkPolicy], target: p.Pod, client: p.Pod, same_ns: bool
+) -> p.NetworkPolicy | None:
+    selecting = [
+        pol
+        for pol in policies
+        if "Ingress" in pol["types"]
+        and (not pol["pod_selector"] or selects(pol["pod_selector"], target["labels"]))
+    ]
+    if not selecting:
+        return None
+    for pol in selecting:
+        for peers in pol["ingress"]:
+            if not peers:
+                return None  # allows everything
+            for peer in peers:
+                if (
+                    "pods" in peer
+                    and (not peer["pods"] or selects(peer["pods"], client["labels"]))
+                    and ("namespaces" not in peer) == same_ns
+                ):
+                    return None
+    return selecting[0]
+
+
+def dependencies(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    callers = {str(ctx.workload_ref(x)): x for x in ctx.focus_pods}
+    for svc_name, ns, port, line in hosts_failing(ctx):
+        caller_pod = next(iter(callers.values()), None)
+        if caller_pod is None:
+            break
+        caller = ctx.workload_ref(caller_pod)
+        log_ev = next(
+            (
+                e
+                for e in ctx.facts.all("k8s.logs")
+                if e.ok and any(line[:60] in str(x) for x in e.data or [])
+            ),
+            None,
+        )
+        lid = log_ev.id if log_ev else None
+        symptom = link(
+            S,
+            f"{caller.name} cannot reach {svc_name}.{ns}{':' + str(port) if port else ''}: "
+            f"{short(line)}",
+            lid,
+            ctx.facts.pods(ctx.ns)[1],
+            about=caller,
+        )
+        dep_ref = Ref("Service", ns, svc_name)
+        services_, sid = ctx.facts.services(ns)
+        svc = next((s for s in services_ if s["name"] == svc_name), None)
+        family = text.family(line)
+        policies, nid = ctx.facts.network_policies(ctx.ns)
+        if family is text.Family.DNS:
+            blocker = _egress_blocks(policies, caller_pod, dns=True)
+            if blocker is not None:
+                out.append(
+                    _policy(
+                        ctx,
+                        caller,
+                        symptom,
+                        blocker,
+                        nid,
+                        f"NetworkPolicy {blocker['name']} allows {caller.name} no egress to DNS "
+                        f"(UDP/TCP 53 to kube-system), so every lookup times out",
+                        dep_ref,
+                    )
+                )
+                continue
+        if sid is None:
+            continue  # the dependency's namespace could not be read
+        if svc is None:
+            names = sorted(s["name"] for s in services_)
+            out.append(
+                Finding(
+                    cls=CauseClass.BAD_CONFIG,
+                    cause=f"{caller.name} is configured to reach {svc_name}.{ns}, but there is no "
+                    f"Service {svc_name} in {ns} (Services there: "
+                    f"{', '.join(names) or 'none'})",
+                    summary=f"{caller.name} calls a Service that does not exist ({svc_name}.{ns})",
+                    impact=f"{caller.name}'s calls to {svc_name} fail.",
+                    chain=chain(
+                        symptom,
+                        link(
+                            C,
+                            f"No Service {svc_name} in namespace {ns}; existing: "
+                            f"{', '.join(names) or 'none'}.",
+                            sid,
+                            about=dep_ref,
+                            facts=(
+                                fact(
+                                    "k8s.services",
+                                    f"[name={svc_name}]",
+                                    "absent",
+                                    None,
+                                    namespace=ns,
+                                ),
+                            ),
+                        ),
+                    ),
+                    strength=Strength.INFERRED,
+                    explains={str(caller)},
+                    follow_ups=[
+                        f"Point {caller.name} at the right host (one of: {', '.join(names[:5])})."
+                    ],
+                )
+            )
+            continue
+        exposed = {int(x["port"]) for x in svc["ports"] if isinstance(x.get("port"), int)}
+        if port and exposed and port not in exposed:
+            out.append(
+                Finding(
+                    cls=CauseClass.BAD_CONFIG,
+                    cause=f"{caller.name} connects to {svc_name}.{ns} on port {port}, but Service "
+                    f"{svc_name} exposes port {', '.join(str(x) for x in sorted(exposed))}",
+                    summary=f"{caller.name} uses the wrong port for {svc_name} ({port} instead of "
+                    f"{', '.join(str(x) for x in sorted(exposed))})",
+                    impact=f"{caller.name}'s connections to {svc_name} are refused.",
+                    chain=chain(
+                        symptom,
+                        link(
+                            C,
+                            f"Service {svc_name} in {ns} exposes "
+                            f"{', '.join(str(x) for x in sorted(exposed))}; {caller.name} uses "
+                            f"{port}.",
+                            sid,
+                            lid,
+                            about=dep_ref,
+                            facts=(
+                                fact(
+                                    "k8s.services",
+                                    f"[name={svc_name}].ports[port={port}]",
+                                    "absent",
+                                    None,
+                                    namespace=ns,
+                                ),
+                            ),
+                        ),
+                    ),
+                    strength=Strength.STATED,
+                    explains={str(caller)},
+                    follow_ups=[
+                        f"Set {caller.name}'s port for {svc_name} to "
+                        f"{', '.join(str(x) for x in sorted(exposed))}."
+                    ],
+                )
+            )
+            continue
+        eps, eid = ctx.facts.endpoints(ns, svc_name)
+        if eps is not None and not eps["ready"]:
+            out.append(_no_endpoints(ctx, caller, symptom, svc, ns, eid, sid))
+            continue
+        blocker = _egress_blocks(policies, caller_pod, dns=False)
+        if blocker is not None and family is text.Family.CONNECTION:
+            out.append(
+                _policy(
+                    ctx,
+                    caller,
+                    symptom,
+                    blocker,
+                    nid,
+                    f"NetworkPolicy {blocker['name']} selects {caller.name} and allows no egress "
+                    f"that carries its traffic to {svc_name}",
+                    dep_ref,
+                )
+            )
+            continue
+        dep_pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
+        theirs, tid = ctx.facts.network_policies(ns)
+        if dep_pods and family is text.Family.CONNECTION:
+            blocker = _ingress_blocks(theirs, dep_pods[0], caller_pod, same_ns=ns == ctx.ns)
+            if blocker is not None:
+                out.append(
+                    _policy(
+                        ctx,
+                        caller,
+                        symptom,
+                        blocker,
+                        tid,
+                        f"NetworkPolicy {blocker['name']} in {ns} admits ingress to {svc_name}'s "
+                        f"pods only from {_peers_text(blocker)}, which {caller.name} "
+                        f"({caller_pod['labels']}) is not",
+                        dep_ref,
+                    )
+                )
+    return out
+
+
+def _peers_text(pol: p.NetworkPolicy) -> str:
+    peers = [peer for rule in pol["ingress"] for peer in rule]
+    return (
+        "; ".join(
+            f"pods {peer.get('pods')}"
+            + (f" in namespaces {peer.get('namespaces')}" if "namespaces" in peer else "")
+            for peer in peers
+        )
+        or "nowhere"
+    )
+
+
+def _policy(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    pol: p.NetworkPolicy,
+    nid: str | None,
+    cause: str,
+    dep: Ref,
+) -> Finding:
+    return Finding(
+        cls=CauseClass.NETWORK_POLICY_BLOCKING,
+        cause=cause,
+        summary=f"{caller.name}'s traffic is dropped by NetworkPolicy {pol['name']}",
+        impact=f"{caller.name}'s calls time out.",
+        chain=chain(
+            symptom,
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                nid,
+                about=ctx.ref(
+                    "NetworkPolicy",
+                    pol["name"],
+                    dep.namespace if "in " + dep.namespace in cause else None,
+                ),
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(caller), str(dep)},
+        follow_ups=[f"Add a rule to NetworkPolicy {pol['name']} that allows this traffic."],
+    )
+
+
+def _backs(workload_selector: dict[str, str], service_selector: dict[str, str]) -> bool:
+    """Would the workload's pods be selected by the Service (its labels include the Service's
+    selector, as far as the workload's own selector shows)?"""
+    return bool(workload_selector) and all(
+        workload_selector.get(k) == v for k, v in service_selector.items() if k in workload_selector
+    )
+
+
+def _no_endpoints(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    svc: p.Service,
+    ns: str,
+    eid: str | None,
+    sid: str | None,
+) -> Finding:
+    dep = Ref("Service", ns, svc["name"])
+    sets, stid = ctx.facts.statefulsets(ns)
+    deps, did = ctx.facts.deployments(ns)
+    pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
+    owner = next((s for s in sets if _backs(s["selector"], svc["selector"])), None)
+    owner_d = next((d for d in deps if _backs(d["selector"], svc["selector"])), None)
+    why: str
+    ids: tuple[str | None, ...]
+    opened: set[str] = set()
+    if owner is not None and (owner["replicas"] or 0) == 0:
+        notes = "; ".join(
+            f"{k}={v}"
+            for k, v in owner["annotations"].items()
+            if "scale" in k or "replica" in k or "down" in k
+        )
+        why = f"StatefulSet {owner['name']} in {ns} is scaled to 0 replicas" + (
+            f" ({short(notes, 160)})" if notes else ""
+        )
+        ids = (stid,)
+    elif owner_d is not None and (owner_d["replicas"] or 0) == 0:
+        why = f"Deployment {owner_d['name']} in {ns} is scaled to 0 replicas"
+        ids = (did,)
+    elif pods and not any(x["ready"] for x in pods):
+        # the dependency's pods are failing: why is their own chain (see chain.compose)
+        opened = {str(dep), *(str(Ref(*workload_of(x), ns)) for x in pods[:3])}
+        opened |= {str(Ref("Pod", ns, x["name"])) for x in pods[:3]}
+        bad = pods[0]
+        state = next(
+            (
+                (c["state"] or {}).get("reason")
+                for c in bad["containers"]
+                if (c["state"] or {}).get("reason")
+            ),
+            bad["phase"],
+        )
+        why = f"its pods are not ready (e.g. {bad['name']}: {state})"
+        ids = (ctx.facts.pods(ns)[1],)
+    else:
+        why = f"no pod in {ns} matches its selector {svc['selector']}"
+        ids = (ctx.facts.pods(ns)[1],)
+    return Finding(
+        cls=CauseClass.DEPENDENCY_UNAVAILABLE,
+        cause=f"{caller.name}'s dependency {svc['name']} ({ns}) has no ready endpoints because "
+        f"{why}; {caller.name}'s errors are a consequence",
+        summary=f"{caller.name} fails because {svc['name']} in {ns} is down (0 endpoints)",
+        impact=f"Every request of {caller.name} that needs {svc['name']} fails or times out.",
+        chain=chain(
+            symptom,
+            link(
+                M,
+                f"Service {svc['name']} in {ns} has 0 ready endpoints.",
+                eid,
+                sid,
+                about=dep,
+                facts=(fact("k8s.endpoints", "ready", "eq", 0, namespace=ns, service=svc["name"]),),
+            ),
+            link(C, why[0].upper() + why[1:] + ".", *ids, about=dep),
+        ),
+        strength=Strength.STATED,
+        explains={str(caller), str(dep)},
+        open_at=opened,
+        follow_ups=[
+            f"Bring {svc['name']} in {ns} back (scale it up / fix its pods); then check "
+            f"{caller.name} recovers."
+        ],
+    )

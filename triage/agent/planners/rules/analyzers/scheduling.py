@@ -1,0 +1,306 @@
+"""Pods that never start because nothing will place them, or that are never even created.
+
+- Pending pods: the scheduler's FailedScheduling message says why, clause by clause
+  ("0/3 nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint …");
+  capacity clauses make it `insufficient_resources`, placement clauses (selectors,
+  affinity, anti-affinity, taints, spread) `unschedulable_placement`, an unbound claim hands
+  over to storage, a pressure taint to the nodes.
+- Pods that are never created: the controller's FailedCreate event says who refused —
+  a ResourceQuota ("exceeded quota"), a LimitRange ("maximum … per Container"), an admission
+  webhook ("denied the request", or "failed calling webhook" when it is down and fails
+  closed), a ValidatingAdmissionPolicy.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.agent.planners.rules.analyzers.nodes import eligible, unhealthy
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import Ref
+from triage.core.causes import CauseClass
+from triage.core.models import LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+_CAPACITY = re.compile(r"Insufficient [\w./-]+|Too many pods|exceed.*max volume count", re.I)
+_PLACEMENT = re.compile(
+    r"didn't match Pod's node (affinity|selector)|node affinity/selector|untolerated taint|"
+    r"didn't match pod (anti-)?affinity|didn't satisfy existing pods anti-affinity|"
+    r"topology spread|had taint|didn't match pod affinity",
+    re.I,
+)
+
+
+def _first_sentence(message: str) -> str:
+    return re.split(r"\.? ?(?:no new claims|preemption:)", message)[0].rstrip(".") + "."
+
+
+def pending(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pod in ctx.focus_pods:
+        if pod["phase"] != "Pending" or pod["node"]:
+            continue
+        ref = ctx.workload_ref(pod)
+        if str(ref) in seen:
+            continue
+        events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        failed = next((e for e in events if e["reason"] == "FailedScheduling"), None)
+        if failed is None:
+            continue
+        seen.add(str(ref))
+        msg = _first_sentence(str(failed["message"]))
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        symptom = link(
+            S,
+            f"Pod {pod['name']} is Pending: FailedScheduling: {short(msg, 300)}",
+            eid,
+            pods_id,
+            about=ctx.pod_ref(pod),
+            facts=(
+                fact("k8s.pods", f"[name={pod['name']}].phase", "eq", "Pending", namespace=ctx.ns),
+            ),
+        )
+        if "unbound" in msg and "PersistentVolumeClaim" in msg:
+            continue  # the storage analyzer explains the claim
+        nodes, nid = ctx.facts.nodes()
+        requests = {k: v for c in pod["containers"] for k, v in c["requests"].items()}
+        capacity = _CAPACITY.findall(msg)
+        placement = _PLACEMENT.search(msg)
+        if capacity and not (placement and not capacity):
+            largest = ""
+            if nodes:
+                keys = sorted({k for c in pod["containers"] for k in c["requests"]}) or [
+                    "cpu",
+                    "memory",
+                ]
+                largest = "; largest node allocatable: " + ", ".join(
+                    f"{k} {max((str(n['allocatable'].get(k, '0')) for n in nodes), key=_qty)}"
+                    for k in keys
+                )
+            cause = (
+                f"no node can fit pod {pod['name']}: it requests "
+                f"{', '.join(f'{k} {v}' for k, v in requests.items()) or 'nothing'}{largest} "
+                f"({', '.join(dict.fromkeys(capacity))})"
+            )
+            cls = CauseClass.INSUFFICIENT_RESOURCES
+        else:
+            rules = []
+            if pod["node_selector"]:
+                rules.append(f"nodeSelector {pod['node_selector']}")
+            rules += pod["affinity"]
+            if pod["tolerations"]:
+                rules.append(f"tolerations {pod['tolerations']}")
+            node_text = "; ".join(
+                f"{n['name']} labels {n['labels']} taints {n['taints']}" for n in nodes[:4]
+            )
+            cause = (
+                f"pod {pod['name']}'s placement rules ({'; '.join(rules) or 'see the scheduler'}) "
+                f"exclude every node: {short(msg, 200)}"
+            )
+            cls = CauseClass.UNSCHEDULABLE_PLACEMENT
+            if node_text:
+                cause += f" (nodes: {short(node_text, 200)})"
+        fit = eligible(pod, nodes)
+        sick = {str(Ref("Node", "", n["name"])) for n in fit if unhealthy(n) is not None}
+        out.append(
+            Finding(
+                # every node it may use is NotReady or under pressure: that is the node's chain
+                open_at=sick if fit and len(sick) == len(fit) else set(),
+                cls=cls,
+                cause=cause,
+                summary=f"Pods of {ref.name} cannot be scheduled: {short(msg, 160)}",
+                impact=f"Pods of {ref.name} stay Pending and never start.",
+                chain=chain(
+                    symptom,
+                    link(C, cause[0].upper() + cause[1:] + ".", eid, pods_id, nid, about=ref),
+                ),
+                explains={str(ref)},
+                follow_ups=[
+                    "Lower the requests or add capacity"
+                    if cls is CauseClass.INSUFFICIENT_RESOURCES
+                    else "Fix the nodeSelector/affinity/tolerations, or label/untaint a node"
+                ],
+            )
+        )
+    return out
+
+
+def _qty(value: str) -> float:
+    from triage.agent.planners.rules.text import quantity_bytes  # noqa: PLC0415
+
+    return quantity_bytes(value) or 0.0
+
+
+_QUOTA = re.compile(r"exceeded quota: (?P<quota>[\w.-]+)", re.I)
+_LIMIT = re.compile(r"maximum (?P<what>\w+) usage per (Container|Pod) is (?P<max>\S+)", re.I)
+_WEBHOOK_DENIED = re.compile(
+    r"admission webhook \"(?P<hook>[^\"]+)\" denied the request:? ?(?P<why>.*)", re.I
+)
+_WEBHOOK_FAILED = re.compile(r"failed calling webhook \"(?P<hook>[^\"]+)\"", re.I)
+_POLICY = re.compile(
+    r"ValidatingAdmissionPolicy '(?P<policy>[^']+)'.*denied request:? ?(?P<why>.*)", re.I
+)
+
+
+def create_failures(ctx: Ctx) -> list[Finding]:
+    """FailedCreate on a ReplicaSet/StatefulSet/Job/DaemonSet: who refused the new pods."""
+    events, eid = ctx.facts.warnings(ctx.ns)
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for e in events:
+        if e["reason"] not in ("FailedCreate", "FailedCreatePodSandBox") or not e["message"]:
+            continue
+        message = str(e["message"])
+        owner = str(e["object"]["name"])
+        ref = _owner_ref(ctx, str(e["object"]["kind"]), owner)
+        if str(ref) in seen:
+            continue
+        symptom = link(
+            S,
+            f"{e['object']['kind']} {owner} cannot create pods: {short(message, 300)}",
+            eid,
+            about=ref,
+            facts=(
+                fact(
+                    "k8s.events",
+                    "[reason=FailedCreate].message",
+                    "contains",
+                    message[:80],
+                    namespace=ctx.ns,
+                    warnings_only=True,
+                ),
+            ),
+        )
+        finding = (
+            _quota(ctx, ref, message, symptom)
+            or _limit(ctx, ref, message, symptom)
+            or _admission(ctx, ref, message, symptom)
+        )
+        if finding is not None:
+            seen.add(str(ref))
+            out.append(finding)
+    return out
+
+
+def _owner_ref(ctx: Ctx, kind: str, name: str) -> Ref:
+    if kind == "ReplicaSet" and "-" in name:
+        return ctx.ref("Deployment", name.rsplit("-", 1)[0])
+    return ctx.ref(kind or "ReplicaSet", name)
+
+
+def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
+    m = _QUOTA.search(message)
+    if m is None:
+        return None
+    quotas, qid = ctx.facts.quotas(ctx.ns)
+    quota = next((q for q in quotas if q["name"] == m.group("quota")), None)
+    usage = ""
+    if quota:
+        usage = ", ".join(f"{k} {quota['used'].get(k, '0')}/{v}" for k, v in quota["hard"].items())
+    cause = (
+        f"ResourceQuota {m.group('quota')} in {ctx.ns} rejects the new pods of {ref.name}: "
+        f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
+        + (f" (used/hard: {usage})" if usage else "")
+    )
+    return Finding(
+        cls=CauseClass.QUOTA_EXCEEDED,
+        cause=cause,
+        summary=f"{ref.name} cannot create pods: quota {m.group('quota')} is exhausted",
+        impact=f"{ref.name} cannot roll out or scale; existing pods keep running.",
+        chain=chain(symptom, link(C, cause[0].upper() + cause[1:] + ".", qid, about=ref)),  # type: ignore[arg-type]
+        explains={str(ref)},
+        follow_ups=[f"Raise ResourceQuota {m.group('quota')} or lower the requests of {ref.name}."],
+    )
+
+
+def _limit(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
+    m = _LIMIT.search(message)
+    if m is None:
+        return None
+    ranges, rid = ctx.facts.limit_ranges(ctx.ns)
+    name = ranges[0]["name"] if ranges else "the namespace's LimitRange"
+    cause = (
+        f"LimitRange {name} caps {m.group('what')} per container at {m.group('max')}: "
+        f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
+    )
+    return Finding(
+        cls=CauseClass.LIMIT_RANGE_VIOLATION,
+        cause=cause,
+        summary=f"{ref.name}'s pods are refused by LimitRange {name}",
+        impact=f"{ref.name} cannot create pods.",
+        chain=chain(symptom, link(C, cause + ".", rid, about=ref)),  # type: ignore[arg-type]
+        explains={str(ref)},
+        follow_ups=[f"Lower {ref.name}'s limits under {m.group('max')} or change the LimitRange."],
+    )
+
+
+def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
+    denied = _WEBHOOK_DENIED.search(message)
+    failed = _WEBHOOK_FAILED.search(message)
+    policy = _POLICY.search(message)
+    if not (denied or failed or policy):
+        return None
+    hooks, wid = ctx.facts.webhooks()
+    if policy:
+        cause = (
+            f"ValidatingAdmissionPolicy {policy.group('policy')} denies {ref.name}'s pods: "
+            f"{short(policy.group('why'), 200)}"
+        )
+        links = [symptom, link(C, cause + ".", ctx.facts.warnings(ctx.ns)[1], about=ref)]
+    elif denied:
+        cause = (
+            f"admission webhook {denied.group('hook')} denies {ref.name}'s pods: "
+            f"{short(denied.group('why'), 200)}"
+        )
+        links = [symptom, link(C, cause + ".", ctx.facts.warnings(ctx.ns)[1], wid, about=ref)]
+    else:
+        assert failed is not None
+        name = failed.group("hook")
+        hook = next((h for h in hooks if h["name"] == name), None)
+        eps_text, eps_id = "", None
+        if hook and hook["service"]:
+            where, _, _port = hook["service"].partition(":")
+            hook_ns, _, svc = where.partition("/")
+            eps, eps_id = ctx.facts.endpoints(hook_ns, svc)
+            if eps is not None:
+                eps_text = f"; its Service {hook_ns}/{svc} has {eps['ready']} ready endpoint(s)"
+        policy_text = f" and failurePolicy {hook['failure_policy']}" if hook else ""
+        cause = (
+            f"admission webhook {name} cannot be called{eps_text}{policy_text}, so the "
+            f"apiserver refuses {ref.name}'s pods (it fails closed): {short(message, 160)}"
+        )
+        links = [
+            symptom,
+            link(
+                M,
+                f"Webhook {name} is served by {hook['service'] if hook else '?'}{eps_text}.",
+                wid,
+                eps_id,
+                about=ref,
+            )
+            if hook
+            else None,
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                ctx.facts.warnings(ctx.ns)[1],
+                wid,
+                eps_id,
+                about=ref,
+            ),
+        ]
+    return Finding(
+        cls=CauseClass.ADMISSION_WEBHOOK,
+        cause=cause,
+        summary=f"{ref.name} cannot create pods: admission refuses them",
+        impact=f"{ref.name} cannot roll out, scale or replace pods.",
+        chain=chain(*links),  # type: ignore[arg-type]
+        strength=Strength.STATED,
+        explains={str(ref)},
+        follow_ups=[
+            "Fix or remove the webhook (or its service), or scope it with a namespaceSelector."
+        ],
+    )

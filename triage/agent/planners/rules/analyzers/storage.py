@@ -1,0 +1,200 @@
+"""Storage: a claim that never binds (no such StorageClass, no provisioner), and a volume that
+is full (the kubelet's volume stats, or the program's ENOSPC)."""
+
+from __future__ import annotations
+
+import itertools
+
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import series_values
+from triage.core.causes import CauseClass
+from triage.core.models import Fact, LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def pvc_pending(ctx: Ctx) -> list[Finding]:
+    pvcs, pid = ctx.facts.pvcs(ctx.ns)
+    pending = [c for c in pvcs if c["phase"] == "Pending"]
+    if not pending:
+        return []
+    classes, sid = ctx.facts.storage_classes()
+    names = {c["name"]: c for c in classes}
+    events, eid = ctx.facts.warnings(ctx.ns)
+    out: list[Finding] = []
+    for claim in pending[:2]:
+        prov = next(
+            (
+                e
+                for e in events
+                if e["object"]["name"] == claim["name"]
+                and e["reason"] in ("ProvisioningFailed", "ExternalProvisioning")
+            ),
+            None,
+        )
+        sc = claim["storage_class"]
+        users = [x for x in ctx.facts.pods(ctx.ns)[0] if claim["name"] in x["claims"]]
+        ref = (
+            ctx.workload_ref(users[0]) if users else ctx.ref("PersistentVolumeClaim", claim["name"])
+        )
+        if sc and sid and sc not in names:
+            cause = (
+                f"StorageClass {sc} named by claim {claim['name']} does not exist (existing: "
+                f"{', '.join(names) or 'none'})"
+            )
+            facts: tuple[Fact, ...] = (fact("k8s.storage_classes", f"[name={sc}]", "absent", None),)
+        elif prov is not None:
+            cause = (
+                f"claim {claim['name']} cannot be provisioned by StorageClass {sc}: "
+                f"{short(str(prov['message']), 200)}"
+            )
+            facts = ()
+        else:
+            cause = (
+                f"claim {claim['name']} (StorageClass {sc}) has no volume and nothing "
+                f"provisions one"
+            )
+            facts = ()
+        out.append(
+            Finding(
+                cls=CauseClass.PVC_PENDING,
+                cause=cause,
+                summary=f"PVC {claim['name']} stays Pending"
+                + (f"; {ref.name}'s pods cannot start" if users else ""),
+                impact=(
+                    f"Pods waiting for the claim: {', '.join(u['name'] for u in users)}."
+                    if users
+                    else "No volume."
+                ),
+                chain=chain(
+                    link(
+                        S,
+                        f"PersistentVolumeClaim {claim['name']} is Pending (storageClassName {sc})"
+                        + (f"; pod {users[0]['name']} waits for it." if users else "."),
+                        pid,
+                        about=ctx.ref("PersistentVolumeClaim", claim["name"]),
+                        facts=(
+                            fact(
+                                "k8s.pvcs",
+                                f"[name={claim['name']}].phase",
+                                "eq",
+                                "Pending",
+                                namespace=ctx.ns,
+                            ),
+                        ),
+                    ),
+                    link(
+                        M,
+                        f"Event {prov['reason']}: {short(str(prov['message']))}",
+                        eid,
+                        about=ctx.ref("PersistentVolumeClaim", claim["name"]),
+                    )
+                    if prov
+                    else None,
+                    link(
+                        C,
+                        cause[0].upper() + cause[1:] + ".",
+                        sid,
+                        pid,
+                        about=ctx.ref("PersistentVolumeClaim", claim["name"]),
+                        facts=facts,
+                    ),
+                ),
+                explains={str(ref), str(ctx.ref("PersistentVolumeClaim", claim["name"]))},
+                follow_ups=["Use an existing StorageClass or install the provisioner it needs."],
+            )
+        )
+    return out
+
+
+_LIVENESS_WORDS = ("active", "up", "ready", "connected", "running", "healthy")
+
+
+def _moved_with(ctx: Ctx) -> tuple[list[str], str | None]:
+    """The application's series that grew over the window, and its liveness gauges that
+    read 0 (a replication slot, a consumer, a replica no longer active): what holds on."""
+    said: list[str] = []
+    for ev in ctx.facts.purpose("comoving"):
+        for series in ev.data or []:
+            labels = dict(series.get("labels") or {})
+            name = str(labels.pop("__name__", "?"))
+            labels.pop("namespace", None)
+            values = series_values(series)
+            if not values:
+                continue
+            shown = ", ".join(f"{k}={v}" for k, v in sorted(labels.items())[:3])
+            label = f"{name}{{{shown}}}" if shown else name
+            falls = sum(1 for a, b in itertools.pairwise(values) if b < a)
+            if values[0] > 0 and values[-1] > values[0] * 1.05 and falls <= len(values) // 10:
+                said.append(f"{label} grew {_size(values[0])} → {_size(values[-1])}")
+            elif max(values) == 0 and any(w in name for w in _LIVENESS_WORDS):
+                said.append(f"{label} is 0 for the whole window (inactive)")
+        if said:
+            return said[:3], ev.id
+    return [], None
+
+
+def _size(n: float) -> str:
+    return text.human(n) if n >= 1024 else f"{n:g}"
+
+
+def _growth(values: list[float]) -> str:
+    """How it filled: from what share at the start of the window."""
+    if len(values) < 2 or values[0] >= values[-1] - 0.05:
+        return ""
+    return f" (it was {values[0]:.0%} at the start of the window and grew steadily)"
+
+
+def volume_full(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    for ev in ctx.facts.purpose("volume_usage"):
+        for series in ev.data or []:
+            values = series_values(series)
+            if not values or values[-1] < 0.95:
+                continue
+            claim = (series.get("labels") or {}).get("persistentvolumeclaim", "?")
+            users = [x for x in ctx.facts.pods(ctx.ns)[0] if claim in x["claims"]]
+            ref = ctx.workload_ref(users[0]) if users else ctx.ref("PersistentVolumeClaim", claim)
+            claims, cid = ctx.facts.pvcs(ctx.ns)
+            pvc = next((c for c in claims if c["name"] == claim), None)
+            size = f" of {pvc['requested']}" if pvc and pvc["requested"] else ""
+            grew = _growth(values)
+            with_it, wid = _moved_with(ctx)
+            out.append(
+                Finding(
+                    cls=CauseClass.VOLUME_FULL,
+                    cause=f"volume {claim}{size} is {values[-1]:.0%} full" + grew,
+                    summary=f"Volume {claim} is full",
+                    impact="Writes to it fail (ENOSPC).",
+                    chain=chain(
+                        link(
+                            M if with_it else C,
+                            f"kubelet volume stats: PersistentVolumeClaim {claim}{size} is "
+                            f"{values[-1]:.0%} used{grew}.",
+                            ev.id,
+                            cid if pvc else None,
+                            about=ctx.ref("PersistentVolumeClaim", claim),
+                        ),
+                        link(
+                            C,
+                            "What filled it, in the application's own metrics: "
+                            + "; ".join(with_it)
+                            + ".",
+                            wid,
+                            about=ctx.ref("PersistentVolumeClaim", claim),
+                        )
+                        if with_it
+                        else None,
+                    ),
+                    strength=Strength.STATED,
+                    explains={
+                        str(ref),
+                        str(ctx.ref("PersistentVolumeClaim", claim)),
+                        *(str(ctx.pod_ref(x)) for x in users),
+                    },
+                    follow_ups=[f"Grow PVC {claim} or clean what fills it."],
+                )
+            )
+    return out

@@ -1,0 +1,304 @@
+"""Workloads whose controller cannot do its job: a Job that gave up (its pods say why), a
+CronJob that schedules nothing (suspended, missed deadlines, a run that never ends under
+`Forbid`), a StatefulSet without its governing Service, a PodDisruptionBudget that allows no
+disruption while a drain waits on it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from tools.read import payloads as p
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import selects
+from triage.core.causes import CauseClass
+from triage.core.models import Fact, LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def _ts(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _ago(ctx: Ctx, value: str | None) -> str:
+    ts = _ts(value)
+    if ts is None:
+        return "never"
+    minutes = (ctx.now - ts) / 60
+    if minutes > 48 * 60:
+        return f"{minutes / 1440:.0f} days ago ({minutes / 60:.0f} h)"
+    return f"{minutes / 60:.1f} h ago" if minutes > 90 else f"{minutes:.0f} min ago"
+
+
+def _noted(annotations: dict[str, str]) -> str:
+    return "; ".join(f"{k}: {v!r}" for k, v in list(annotations.items())[:3])
+
+
+def jobs(ctx: Ctx) -> list[Finding]:
+    """A failed Job: the symptom link for the chain its pods' analysis completes (see
+    `attach_job`), or a deadline that ended it."""
+    jobs_, jid = ctx.facts.jobs(ctx.ns)
+    out = []
+    for job in jobs_:
+        cond = next(
+            (
+                c
+                for c in job["conditions"]
+                if c.get("type") == "Failed" and c.get("status") == "True"
+            ),
+            None,
+        )
+        if cond is None or cond.get("reason") != "DeadlineExceeded":
+            continue
+        ref = ctx.ref("Job", job["name"])
+        out.append(
+            Finding(
+                cls=CauseClass.APPLICATION_ERROR,
+                cause=f"Job {job['name']} ran past its activeDeadlineSeconds "
+                f"({job['active_deadline_s']}s) and was stopped: "
+                f"{short(str(cond.get('message') or ''), 160)}",
+                summary=f"Job {job['name']} failed: DeadlineExceeded",
+                impact=f"Job {job['name']} did not complete.",
+                chain=chain(
+                    link(
+                        C,
+                        f"Job {job['name']}: Failed/DeadlineExceeded after "
+                        f"{job['active_deadline_s']}s.",
+                        jid,
+                        about=ref,
+                    )
+                ),
+                strength=Strength.STATED,
+                explains={str(ref)},
+            )
+        )
+    return out
+
+
+def job_symptom(ctx: Ctx, job_name: str) -> tuple[str, str | None] | None:
+    jobs_, jid = ctx.facts.jobs(ctx.ns)
+    job = next((j for j in jobs_ if j["name"] == job_name), None)
+    if job is None:
+        return None
+    cond = next(
+        (c for c in job["conditions"] if c.get("type") == "Failed" and c.get("status") == "True"),
+        None,
+    )
+    if cond is None:
+        return None
+    return (
+        f"Job {job['name']} failed ({cond.get('reason')}): {job['failed']} pod(s) failed, "
+        f"backoffLimit {job['backoff_limit']}.",
+        jid,
+    )
+
+
+def cronjobs(ctx: Ctx) -> list[Finding]:
+    crons, cid = ctx.facts.cronjobs(ctx.ns)
+    jobs_, jid = ctx.facts.jobs(ctx.ns)
+    out = []
+    for cron in crons:
+        ref = ctx.ref("CronJob", cron["name"])
+        if not ctx.in_focus(ref):
+            continue
+        last = f"last scheduled {_ago(ctx, cron['last_schedule'])}"
+        if cron["suspend"]:
+            cause = (
+                f"CronJob {cron['name']} is suspended (spec.suspend: true), so it creates no "
+                f"Jobs ({last})"
+            )
+            facts: tuple[Fact, ...] = (
+                fact(
+                    "k8s.cronjobs", f"[name={cron['name']}].suspend", "eq", True, namespace=ctx.ns
+                ),
+            )
+        elif cron["active"] and cron["concurrency_policy"] == "Forbid":
+            running = next((j for j in jobs_ if j["name"] in cron["active"]), None)
+            since = _ago(ctx, running["start_time"]) if running else "?"
+            cause = (
+                f"CronJob {cron['name']} has concurrencyPolicy Forbid and its Job "
+                f"{cron['active'][0]} "
+                f"has been running since {since} without finishing, so every new run is skipped "
+                f"({last})"
+            )
+            facts = ()
+        else:
+            continue
+        out.append(
+            Finding(
+                cls=CauseClass.CRONJOB_NOT_SCHEDULED,
+                cause=cause,
+                summary=f"CronJob {cron['name']} runs no new Jobs ({last})",
+                impact=f"The work of {cron['name']} ('{cron['schedule']}') is not done.",
+                chain=chain(
+                    link(
+                        S,
+                        f"CronJob {cron['name']} ('{cron['schedule']}') was {last}.",
+                        cid,
+                        about=ref,
+                    ),
+                    link(
+                        C,
+                        cause[0].upper()
+                        + cause[1:]
+                        + (
+                            f"; it is annotated {_noted(cron['annotations'])}"
+                            if cron["annotations"]
+                            else ""
+                        )
+                        + ".",
+                        cid,
+                        jid,
+                        about=ref,
+                        facts=facts,
+                    ),
+                ),
+                explains={str(ref)},
+                follow_ups=[
+                    "Resume it (suspend: false)"
+                    if cron["suspend"]
+                    else "Stop the hung Job and add activeDeadlineSeconds to the template."
+                ],
+            )
+        )
+    return out
+
+
+def statefulsets(ctx: Ctx) -> list[Finding]:
+    sets, sid = ctx.facts.statefulsets(ctx.ns)
+    services, svc_id = ctx.facts.services(ctx.ns)
+    names = {s["name"] for s in services}
+    out = []
+    for sts in sets:
+        ref = ctx.ref("StatefulSet", sts["name"])
+        if not ctx.in_focus(ref) or not sts["service_name"] or sts["service_name"] in names:
+            continue
+        if not svc_id:
+            continue
+        pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
+        out.append(
+            Finding(
+                cls=CauseClass.STATEFULSET_MISCONFIGURED,
+                cause=f"StatefulSet {sts['name']} names serviceName {sts['service_name']}, but no "
+                f"such (headless) Service exists in {ctx.ns}: its pods get no stable DNS names",
+                summary=f"StatefulSet {sts['name']}'s governing Service {sts['service_name']} is "
+                f"missing",
+                impact=f"Peers of {sts['name']} cannot find each other by name; "
+                f"{sts['ready']}/{sts['replicas']} ready.",
+                chain=chain(
+                    link(
+                        S,
+                        f"StatefulSet {sts['name']}: {sts['ready']}/{sts['replicas']} ready "
+                        f"({len(pods)} pods).",
+                        sid,
+                        about=ref,
+                    ),
+                    link(
+                        C,
+                        f"spec.serviceName is {sts['service_name']}; Services in {ctx.ns}: "
+                        f"{', '.join(sorted(names)) or 'none'}.",
+                        sid,
+                        svc_id,
+                        about=ref,
+                        facts=(
+                            fact(
+                                "k8s.services",
+                                f"[name={sts['service_name']}]",
+                                "absent",
+                                None,
+                                namespace=ctx.ns,
+                            ),
+                        ),
+                    ),
+                ),
+                strength=Strength.INFERRED,
+                explains={str(ref), str(ctx.ref("Service", sts["service_name"]))},
+                follow_ups=[
+                    f"Create the headless Service {sts['service_name']} "
+                    "(clusterIP: None) selecting "
+                    f"the StatefulSet's pods."
+                ],
+            )
+        )
+    return out
+
+
+def pdbs(ctx: Ctx) -> list[Finding]:
+    budgets, bid = ctx.facts.pdbs(ctx.ns)
+    events, eid = ctx.facts.warnings(ctx.ns)
+    blocked = [
+        e
+        for e in events
+        if "disruption budget" in str(e["message"]).lower()
+        or e["reason"] in ("EvictionBlocked", "DisruptionBlocked")
+    ]
+    nodes, nid = ctx.facts.nodes()
+    cordoned = [n["name"] for n in nodes if n["unschedulable"]]
+    out = []
+    for pdb in budgets:
+        if pdb["allowed_disruptions"] > 0 or not (blocked or cordoned):
+            continue
+        pods = [x for x in ctx.facts.pods(ctx.ns)[0] if selects(pdb["selector"], x["labels"])]
+        if not pods:
+            continue
+        ref = ctx.workload_ref(pods[0])
+        rule = (
+            f"minAvailable {pdb['min_available']}"
+            if pdb["min_available"] is not None
+            else f"maxUnavailable {pdb['max_unavailable']}"
+        )
+        out.append(
+            Finding(
+                cls=CauseClass.PDB_BLOCKING,
+                cause=f"PodDisruptionBudget {pdb['name']} ({rule}) allows 0 disruptions: "
+                f"{ref.name} has {pdb['expected_pods']} pods ({pdb['current_healthy']} healthy) "
+                f"and the budget needs them all, so evicting any "
+                f"of {ref.name}'s pods is refused and the drain of "
+                f"{', '.join(cordoned) or 'the node'} cannot finish",
+                summary=f"A node drain is blocked by PodDisruptionBudget {pdb['name']}",
+                impact="The node cannot be drained (maintenance, upgrade) until a pod may go.",
+                chain=chain(
+                    link(
+                        S,
+                        (f"Node(s) {', '.join(cordoned)} are cordoned; " if cordoned else "")
+                        + (
+                            f"event: {short(str(blocked[0]['message']))}"
+                            if blocked
+                            else "the drain waits."
+                        ),
+                        eid,
+                        nid,
+                        about=ctx.ref("Node", cordoned[0], "") if cordoned else ref,
+                    ),
+                    link(
+                        C,
+                        f"PodDisruptionBudget {pdb['name']}: {rule}, disruptionsAllowed 0, healthy "
+                        f"{pdb['current_healthy']}/{pdb['desired_healthy']}.",
+                        bid,
+                        about=ctx.ref("PodDisruptionBudget", pdb["name"]),
+                        facts=(
+                            fact(
+                                "k8s.pdbs",
+                                f"[name={pdb['name']}].allowed_disruptions",
+                                "eq",
+                                0,
+                                namespace=ctx.ns,
+                            ),
+                        ),
+                    ),
+                ),
+                explains={str(ref)},
+                follow_ups=[f"Scale {ref.name} up first, or relax {pdb['name']} for the drain."],
+            )
+        )
+    return out
+
+
+def _unused(_: p.Pod) -> None:
+    return None

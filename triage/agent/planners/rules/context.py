@@ -1,0 +1,165 @@
+"""What the analyzers share: the goal, the facts, the namespace, and what the user asked about.
+
+Names in the question are resolved against every kind the reader listed (Deployments,
+StatefulSets, DaemonSets, Jobs, CronJobs, Services, Pods, Ingresses, HPAs, PVCs, nodes) and
+by prefix ("bert-finetune" for the Job bert-finetune-0610) — never guessed from the shape of
+a word. Only names the user gave *as objects* ("deployment ghost-api", `ghost-api`) that match
+nothing are reported as nonexistent; a hyphenated word that matches nothing is just a word.
+An alert's labels (namespace, pod, deployment, service, …) name the focus too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tools.read import payloads as p
+from triage.agent.planners.rules.facts import Facts, Ref, selects, workload_of
+from triage.core.models import Goal, Workload
+
+_WORD = re.compile(r"(?<![\w./-])[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?![\w/-])")
+_ALERT_KINDS = {
+    "pod": "Pod",
+    "deployment": "Deployment",
+    "statefulset": "StatefulSet",
+    "daemonset": "DaemonSet",
+    "service": "Service",
+    "job": "Job",
+    "cronjob": "CronJob",
+    "node": "Node",
+}
+
+
+@dataclass
+class Ctx:
+    goal: Goal
+    facts: Facts
+    ns: str
+    now: float
+    focus: set[str] = field(default_factory=set)  # Kind/ns/name of what was asked about
+    focus_pods: list[p.Pod] = field(default_factory=list)
+    unresolved: list[Workload] = field(default_factory=list)
+    whole_namespace: bool = True  # nothing named: the whole namespace is the focus
+
+    def ref(self, kind: str, name: str, ns: str | None = None) -> Ref:
+        return Ref(kind, self.ns if ns is None else ns, name)
+
+    def pod_ref(self, pod: p.Pod, ns: str | None = None) -> Ref:
+        return Ref("Pod", ns or self.ns, pod["name"])
+
+    def workload_ref(self, pod: p.Pod, ns: str | None = None) -> Ref:
+        kind, name = workload_of(pod)
+        return Ref(kind, self.ns if ns is None else ns, name)
+
+    def in_focus(self, ref: Ref) -> bool:
+        return self.whole_namespace or str(ref) in self.focus
+
+    def ingress_asked(self, ing: p.Ingress) -> bool:
+        """The Ingress is what was asked about: named, routing to an asked-about Service,
+        serving a host the words name, or nothing was named."""
+        words = self.goal.words.lower()
+        return (
+            self.in_focus(self.ref("Ingress", ing["name"]))
+            or any(
+                str(self.ref("Service", str(b.get("service")))) in self.focus
+                for b in ing["backends"]
+            )
+            or any(b.get("host") and str(b["host"]).lower() in words for b in ing["backends"])
+        )
+
+
+def _candidates(facts: Facts, ns: str) -> dict[str, list[Ref]]:
+    """Every object name the reader listed in `ns` (and the cluster's nodes) → its refs."""
+    out: dict[str, list[Ref]] = {}
+
+    def add(kind: str, name: str, where: str = ns) -> None:
+        out.setdefault(name, []).append(Ref(kind, where, name))
+
+    for kind, items in (
+        ("Deployment", facts.deployments(ns)[0]),
+        ("StatefulSet", facts.statefulsets(ns)[0]),
+        ("DaemonSet", facts.daemonsets(ns)[0]),
+        ("Job", facts.jobs(ns)[0]),
+        ("CronJob", facts.cronjobs(ns)[0]),
+        ("Service", facts.services(ns)[0]),
+        ("Ingress", facts.ingresses(ns)[0]),
+        ("HorizontalPodAutoscaler", facts.hpas(ns)[0]),
+        ("PersistentVolumeClaim", facts.pvcs(ns)[0]),
+    ):
+        for item in items:
+            add(kind, str(item["name"]))
+    for pod in facts.pods(ns)[0]:
+        add("Pod", pod["name"])
+    for node in facts.nodes()[0]:
+        add("Node", node["name"], "")
+    return out
+
+
+def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload]]:
+    """(refs the question's names point at, explicit names that match nothing)."""
+    names = _candidates(facts, ns)
+    refs: list[Ref] = []
+    unresolved: list[Workload] = []
+    for w in goal.scope.workloads:
+        found = names.get(w.name, [])
+        if w.kind:
+            found = [r for r in found if r.kind == w.kind] or found
+        if not found:  # by prefix: bert-finetune -> Job bert-finetune-0610
+            found = [
+                r
+                for name, rs in names.items()
+                if name.startswith(w.name + "-")
+                for r in rs
+                if r.kind != "Pod"
+            ]
+        if not found and w.kind is None:
+            found = [
+                r
+                for pod in facts.pods(ns)[0]
+                if pod["labels"].get("app") == w.name
+                for r in [Ref(*workload_of(pod), ns)]
+            ]
+        if found:
+            refs.extend(found)
+        elif w.explicit:
+            unresolved.append(w)
+    # Every other word that is the exact name of something the reader listed ("gateway",
+    # "checkout"): the cluster decides what is a name, not the shape of the word.
+    asked = {w.name for w in goal.scope.workloads}
+    for word in dict.fromkeys(_WORD.findall(goal.words.lower())):
+        if word not in asked and word in names and word != ns:
+            refs.extend(r for r in names[word] if r.kind != "Node" or "-" in word)
+    alert = goal.alert
+    if alert is not None:
+        for label, kind in _ALERT_KINDS.items():
+            value = alert.labels.get(label)
+            if value and (kind == "Node" or value in names or kind == "Pod"):
+                refs.append(Ref(kind, "" if kind == "Node" else ns, value))
+    return list(dict.fromkeys(refs)), unresolved
+
+
+def build(goal: Goal, facts: Facts, ns: str, now: float) -> Ctx:
+    refs, unresolved = resolve(goal, facts, ns)
+    ctx = Ctx(goal=goal, facts=facts, ns=ns, now=now, unresolved=unresolved)
+    pods, _ = facts.pods(ns)
+    services, _ = facts.services(ns)
+    chosen: dict[str, p.Pod] = {}
+    for ref in refs:
+        ctx.focus.add(str(ref))
+        if ref.kind == "Pod":
+            chosen.update({x["name"]: x for x in pods if x["name"] == ref.name})
+            continue
+        if ref.kind == "Service":
+            svc = next((s for s in services if s["name"] == ref.name), None)
+            if svc is not None:
+                chosen.update({x["name"]: x for x in pods if selects(svc["selector"], x["labels"])})
+            continue
+        chosen.update({x["name"]: x for x in facts.pods_of(ns, ref.kind, ref.name)})
+    for pod in chosen.values():
+        ctx.focus.add(str(ctx.pod_ref(pod)))
+        ctx.focus.add(str(ctx.workload_ref(pod)))
+        for svc in facts.services_selecting(ns, pod):
+            ctx.focus.add(str(ctx.ref("Service", svc["name"])))
+    ctx.whole_namespace = not refs
+    ctx.focus_pods = list(chosen.values()) if refs else list(pods)
+    return ctx

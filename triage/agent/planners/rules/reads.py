@@ -1,0 +1,546 @@
+"""What the rules planner reads, in the order a senior SRE would.
+
+1. The namespace exists.
+2. A survey of the namespace: every kind that can hold the cause (pods with container states,
+   workloads of every kind, warning events, Services, claims, autoscalers, Ingresses,
+   NetworkPolicies, quotas, limit ranges, disruption budgets) and, with Prometheus, which
+   metric names exist for it.
+3. Follow-ups chosen by what the survey shows, not by the incident: the logs of the
+   containers the request is about (the crashed instance too), rollout history to diff
+   revisions, endpoints behind Services, nodes for pending or evicted pods, storage classes
+   for unbound claims, ingress classes, the RBAC of a ServiceAccount refused by the apiserver,
+   admission webhooks when creates fail, and the metric signals that exist.
+4. Hops: a host a failing container tries to reach (in its logs or its settings) is followed
+   to that Service, its endpoints and its workloads, in whatever namespace it lives; a
+   webhook's Service likewise.
+
+Every read is scoped (namespace, selectors) and capped by the tools; the graph's tool budget
+bounds the total.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tools.read import payloads as p
+from triage.agent.planners.base import ToolCall
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import Facts, selects, series_values, workload_of
+from triage.core.models import Goal
+
+MAX_LOG_WORKLOADS = 4
+MAX_LOG_PODS = 2
+MAX_SERVICES = 8
+MAX_HOPS = 3
+MAX_HISTORIES = 4
+
+
+def call(name: str, purpose: str | None = None, **args: Any) -> ToolCall:
+    return ToolCall(
+        name=name, args={k: v for k, v in args.items() if v is not None}, purpose=purpose
+    )
+
+
+def survey(ns: str) -> list[ToolCall]:
+    return [
+        call("k8s.pods", namespace=ns),
+        call("k8s.deployments", namespace=ns),
+        call("k8s.statefulsets", namespace=ns),
+        call("k8s.daemonsets", namespace=ns),
+        call("k8s.jobs", namespace=ns),
+        call("k8s.cronjobs", namespace=ns),
+        call("k8s.events", namespace=ns, warnings_only=True),
+        call("k8s.services", namespace=ns),
+        call("k8s.pvcs", namespace=ns),
+        call("k8s.hpas", namespace=ns),
+        call("k8s.ingresses", namespace=ns),
+        call("k8s.network_policies", namespace=ns),
+        call("k8s.resource_quotas", namespace=ns),
+        call("k8s.limit_ranges", namespace=ns),
+        call("k8s.pdbs", namespace=ns),
+    ]
+
+
+def window(goal: Goal, now: float) -> tuple[float, float]:
+    start = goal.scope.since or now - 3 * 3600
+    return start, goal.scope.until or now
+
+
+def metric_discovery(goal: Goal, ns: str, now: float) -> list[ToolCall]:
+    start, end = window(goal, now)
+    return [call("prom.metric_names", selector=f'{{namespace="{ns}"}}', start=start, end=end)]
+
+
+def _troubled(pod: p.Pod) -> bool:
+    if pod["phase"] in ("Pending", "Failed", "Unknown"):
+        return True
+    containers = [*pod["containers"], *pod["init_containers"]]
+    return any(
+        c["restarts"] > 0
+        or (c["state"] or {}).get("kind") == "waiting"
+        or ((c["state"] or {}).get("kind") == "terminated" and (c["state"] or {}).get("exit_code"))
+        or not c["ready"]
+        for c in containers
+    ) or (pod["phase"] == "Running" and not pod["ready"])
+
+
+def _log_calls(ns: str, pod: p.Pod, *, healthy_too: bool) -> list[ToolCall]:
+    out = []
+    for c in pod["init_containers"]:
+        state = c["state"] or {}
+        done_ok = state.get("kind") == "terminated" and not state.get("exit_code")
+        if not done_ok:
+            out.append(call("k8s.logs", namespace=ns, pod=pod["name"], container=c["name"]))
+            if c["restarts"] > 0:
+                out.append(
+                    call(
+                        "k8s.logs",
+                        namespace=ns,
+                        pod=pod["name"],
+                        container=c["name"],
+                        previous=True,
+                    )
+                )
+    if pod["phase"] == "Pending" and not pod["node"]:
+        return out
+    for c in pod["containers"]:
+        crashed = c["restarts"] > 0 or c["last_terminated"] is not None
+        if crashed:
+            out.append(
+                call("k8s.logs", namespace=ns, pod=pod["name"], container=c["name"], previous=True)
+            )
+        if crashed or healthy_too or not c["ready"] or pod["phase"] == "Failed":
+            out.append(call("k8s.logs", namespace=ns, pod=pod["name"], container=c["name"]))
+    return out
+
+
+def logs(ctx: Ctx) -> list[ToolCall]:
+    """Logs of the workloads the request is about: troubled pods first, and one healthy pod
+    per asked-about workload (error lines and failed calls show there too)."""
+    by_workload: dict[tuple[str, str], list[p.Pod]] = {}
+    for pod in ctx.focus_pods:
+        by_workload.setdefault(workload_of(pod), []).append(pod)
+    ordered = sorted(by_workload.items(), key=lambda kv: not any(_troubled(x) for x in kv[1]))
+    out: list[ToolCall] = []
+    for (_kind, _name), pods in ordered[:MAX_LOG_WORKLOADS]:
+        troubled = [x for x in pods if _troubled(x)]
+        healthy_too = not ctx.whole_namespace or "logs" in ctx.goal.checks or not troubled
+        chosen = (troubled or pods)[:MAX_LOG_PODS]
+        for pod in chosen:
+            out += _log_calls(ctx.ns, pod, healthy_too=healthy_too)
+    return out
+
+
+def _needs_nodes(ctx: Ctx) -> bool:
+    pods, _ = ctx.facts.pods(ctx.ns)
+    if any(x["phase"] in ("Pending", "Unknown") or x["reason"] == "Evicted" for x in pods):
+        return True
+    events, _ = ctx.facts.warnings(ctx.ns)
+    node_words = ("NodeNotReady", "Evicted", "Evict", "Pressure", "NodeHasDiskPressure", "Drain")
+    if any(any(w in str(e["reason"]) for w in node_words) for e in events):
+        return True
+    # a budget that allows no disruption blocks drains; the words may be about nodes
+    if any(b["allowed_disruptions"] == 0 for b in ctx.facts.pdbs(ctx.ns)[0]):
+        return True
+    return bool(re.search(r"\b(node|nodes|drain\w*|cordon\w*|kubelet)\b", ctx.goal.words, re.I))
+
+
+def follow_ups(ctx: Ctx) -> list[ToolCall]:
+    facts, ns = ctx.facts, ctx.ns
+    follow_dependencies(ctx)
+    out = logs(ctx)
+    if _needs_nodes(ctx):
+        out.append(call("k8s.nodes"))
+    deployments, _ = facts.deployments(ns)
+    wanted = [
+        d
+        for d in deployments
+        if ctx.in_focus(ctx.ref("Deployment", d["name"]))
+        or d["available"] < (d["replicas"] or 0)
+        or d["updated"] < (d["replicas"] or 0)
+        or len(deployments) <= 3
+    ]
+    for dep in wanted[:MAX_HISTORIES]:
+        out.append(call("k8s.rollout_history", namespace=ns, deployment=dep["name"]))
+    services, _ = facts.services(ns)
+    chosen = [s for s in services if ctx.in_focus(ctx.ref("Service", s["name"]))]
+    chosen += [s for s in services if s not in chosen]
+    for svc in chosen[:MAX_SERVICES]:
+        if svc["selector"]:
+            out.append(call("k8s.endpoints", namespace=ns, service=svc["name"]))
+    pvcs, _ = facts.pvcs(ns)
+    statefulsets, _ = facts.statefulsets(ns)
+    if any(c["phase"] == "Pending" for c in pvcs) or any(
+        s["claim_templates"] for s in statefulsets
+    ):
+        out.append(call("k8s.storage_classes"))
+    ingresses, _ = facts.ingresses(ns)
+    if ingresses:
+        out.append(call("k8s.ingress_classes"))
+        out += ingress_controllers(ctx)
+    events, _ = facts.warnings(ns)
+    if any("webhook" in str(e["message"]).lower() for e in events):
+        out.append(call("k8s.webhooks"))
+    if _forbidden_namespaces(ctx):
+        out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
+    out += hops(ctx)
+    return out
+
+
+_GENERIC_WORDS = {"k8s", "io", "ingress", "controller", "ingress-controller", "kubernetes"}
+
+
+def controller_selector(controller: str) -> str | None:
+    """The pods of an IngressClass's controller, by the recommended `app.kubernetes.io/name`
+    label: "k8s.io/ingress-nginx" -> ingress-nginx, "traefik.io/ingress-controller" ->
+    traefik, "haproxy.org/ingress-controller/haproxy" -> haproxy."""
+    domain, _, path = controller.partition("/")
+    names = [path.rsplit("/", 1)[-1], domain.split(".")[0]]
+    kept = sorted({n for n in names if n and n not in _GENERIC_WORDS})
+    return f"app.kubernetes.io/name in ({','.join(kept)})" if kept else None
+
+
+def controller_pods(ctx: Ctx, class_name: str) -> list[p.PodRef]:
+    """Running pods of the controller serving `class_name`, those started for it first."""
+    classes, _ = ctx.facts.ingress_classes()
+    cls = next((c for c in classes if c["name"] == class_name), None)
+    selector = controller_selector(str(cls["controller"] or "")) if cls else None
+    if selector is None:
+        return []
+    found, _ = ctx.facts.find_pods(selector)
+    mine = [x for x in found if class_name in x["args"]]
+    return sorted(mine or found, key=lambda x: not x["ready"])
+
+
+def ingress_controllers(ctx: Ctx) -> list[ToolCall]:
+    """The controller of each asked-about Ingress's class, and its log: a TLS Secret it
+    cannot load, a backend it rejects, is said there (the reader never reads Secrets)."""
+    classes, _ = ctx.facts.ingress_classes()
+    if not classes:
+        return []
+    default = next((c["name"] for c in classes if c.get("default")), None)
+    out: list[ToolCall] = []
+    wanted: list[str] = []
+    for ing in ctx.facts.ingresses(ctx.ns)[0]:
+        name = ing["ingress_class"] or default
+        if name and name not in wanted and ctx.ingress_asked(ing):
+            wanted.append(name)
+    for name in wanted[:2]:
+        cls = next((c for c in classes if c["name"] == name), None)
+        selector = controller_selector(str(cls["controller"] or "")) if cls else None
+        if selector is None:
+            continue
+        out.append(call("k8s.find_pods", label_selector=selector))
+        for pod in controller_pods(ctx, name)[:1]:
+            container = pod["containers"][0] if pod["containers"] else None
+            out.append(
+                call("k8s.logs", namespace=pod["namespace"], pod=pod["name"], container=container)
+            )
+    return out
+
+
+def _forbidden_namespaces(ctx: Ctx) -> list[str]:
+    found: list[str] = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok:
+            continue
+        for line in text.failures([str(x) for x in ev.data or []]):
+            if line.family is text.Family.K8S_FORBIDDEN:
+                parsed = text.forbidden(line.text)
+                if parsed and parsed.get("ns") and parsed["ns"] not in found:
+                    found.append(parsed["ns"])
+    return found[:2]
+
+
+def _settings_of(ctx: Ctx, ns: str, pod_name: str) -> list[str]:
+    """The container settings that may name a host: env values and args of the pod."""
+    pod = next((x for x in ctx.facts.pods(ns)[0] if x["name"] == pod_name), None)
+    if pod is None:
+        return []
+    out = []
+    for c in pod["containers"] + pod["init_containers"]:
+        spec = c["spec"]
+        if spec is None:
+            continue
+        env = {e["name"]: str(e.get("value")) for e in spec["env"] if e.get("value")}
+        out += [f"{k}={v}" for k, v in env.items()]
+        # DB_HOST=orders-db (+ DB_PORT=5432): a bare host name in a *_HOST-like setting
+        for name, value in env.items():
+            m = _HOST_SETTING.match(name)
+            if m and re.fullmatch(r"[a-z][a-z0-9.-]*", value):
+                port = next(
+                    (
+                        env[f"{m.group('prefix')}{p}"]
+                        for p in ("_PORT", "PORT")
+                        if f"{m.group('prefix')}{p}" in env
+                    ),
+                    None,
+                )
+                out.append(f"tcp://{value}" + (f":{port}" if port and port.isdigit() else ""))
+        out += [" ".join([*spec["command"], *spec["args"]])]
+    return out
+
+
+_HOST_SETTING = re.compile(
+    r"^(?P<prefix>[A-Z0-9_]*?)_?(HOST|HOSTNAME|ADDR|ADDRESS|SERVER|SERVICE|ENDPOINT)$"
+)
+
+
+def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
+    """(service, namespace, port, line) for hosts the asked-about containers fail to reach.
+    A failing line that names a host is followed as it is; one that names only an address
+    ("connection to server at 10.96.41.17, port 5433 failed") is matched with the hosts the
+    same log or the container's settings name (on that port, when the line gives one)."""
+    out: dict[tuple[str, str], tuple[str, str, int | None, str]] = {}
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok:
+            continue
+        ns = str(ev.args.get("namespace"))
+        log = [str(x) for x in ev.data or []]
+        context: list[text.Endpoint] | None = None
+        for line in text.failures(log):
+            if line.family not in (text.Family.CONNECTION, text.Family.DNS):
+                continue
+            named = [
+                (e, svc)
+                for e in text.endpoints_in(line.text)
+                if (svc := text.service_of(e.host, ns)) is not None
+            ]
+            if not named:
+                if context is None:
+                    found = [e for raw in log for e in text.endpoints_in(raw)]
+                    found += [
+                        e
+                        for setting in _settings_of(ctx, ns, str(ev.args.get("pod")))
+                        for e in text.endpoints_in(setting)
+                    ]
+                    context = found
+                port = text.port_in(line.text)
+                for e in context:
+                    svc = text.service_of(e.host, ns)
+                    if svc is not None and (port is None or e.port in (None, port)):
+                        named.append((text.Endpoint(e.host, e.port or port), svc))
+            for endpoint, svc in named:
+                out.setdefault(svc, (svc[0], svc[1], endpoint.port, line.text))
+    return list(out.values())
+
+
+def follow_dependencies(ctx: Ctx) -> None:
+    """Add what the asked-about containers fail to reach — the Service and the pods behind
+    it — to the focus: the dependency's own failure is part of what was asked, its pods are
+    analysed (and their logs read) like the asked-about ones. Pods in another namespace
+    stay out of `focus_pods` (the analyzers read one namespace); their chain is the hop's."""
+    for svc_name, ns, _port, _line in hosts_failing(ctx)[:MAX_HOPS]:
+        ctx.focus.add(str(ctx.ref("Service", svc_name, ns)))
+        svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
+        if svc is None or not svc["selector"]:
+            continue
+        for pod in ctx.facts.pods(ns)[0]:
+            if all(pod["labels"].get(k) == v for k, v in svc["selector"].items()):
+                ctx.focus.add(str(ctx.pod_ref(pod, ns)))
+                ctx.focus.add(str(ctx.workload_ref(pod, ns)))
+                if ns == ctx.ns and pod not in ctx.focus_pods:
+                    ctx.focus_pods.append(pod)
+
+
+def hops(ctx: Ctx) -> list[ToolCall]:
+    out: list[ToolCall] = []
+    seen_ns: set[str] = set()
+    for svc, ns, _port, _line in hosts_failing(ctx)[:MAX_HOPS]:
+        if ns != ctx.ns and ns not in seen_ns:
+            seen_ns.add(ns)
+            out += [
+                call("k8s.namespace", namespace=ns),
+                call("k8s.services", namespace=ns),
+                call("k8s.pods", namespace=ns),
+                call("k8s.deployments", namespace=ns),
+                call("k8s.statefulsets", namespace=ns),
+                call("k8s.events", namespace=ns, warnings_only=True),
+            ]
+        out.append(call("k8s.endpoints", namespace=ns, service=svc))
+        if ns != ctx.ns:
+            start, end = window(ctx.goal, ctx.now)
+            out.append(
+                call("prom.metric_names", selector=f'{{namespace="{ns}"}}', start=start, end=end)
+            )
+            # what the dependency itself says (its pods in their namespace)
+            found = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc), None)
+            behind = [
+                x
+                for x in ctx.facts.pods(ns)[0]
+                if found and found["selector"] and selects(found["selector"], x["labels"])
+            ]
+            for pod in sorted(behind, key=lambda x: not _troubled(x))[:MAX_LOG_PODS]:
+                out += _log_calls(ns, pod, healthy_too=True)
+    for hook in ctx.facts.webhooks()[0]:
+        if hook["service"]:
+            where, _, _hook_port = hook["service"].partition(":")
+            hook_ns, _, hook_svc = where.partition("/")
+            out.append(call("k8s.endpoints", namespace=hook_ns, service=hook_svc))
+    return out
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+_REQUEST_COUNTERS = (
+    "http_requests_total",
+    "http_server_requests_seconds_count",
+    "http_server_requests_total",
+    "http_server_duration_milliseconds_count",
+    "nginx_ingress_controller_requests",
+    "grpc_server_handled_total",
+)
+_ERROR_MATCHERS = (
+    'code=~"5.."',
+    'status=~"5.."',
+    'status_code=~"5.."',
+    'response_code=~"5.."',
+    'outcome="SERVER_ERROR"',
+    'grpc_code=~"Unavailable|Internal|Unknown|DeadlineExceeded|DataLoss"',
+)
+SIGNALS = {
+    "restarts": "kube_pod_container_status_restarts_total",
+    "memory": "container_memory_working_set_bytes",
+    "memory_limit": "kube_pod_container_resource_limits",
+    "throttled": "container_cpu_cfs_throttled_periods_total",
+    "cfs_periods": "container_cpu_cfs_periods_total",
+    "volume_used": "kubelet_volume_stats_used_bytes",
+    "volume_capacity": "kubelet_volume_stats_capacity_bytes",
+    "pool_pending": "hikaricp_connections_pending",
+    "db_connections": "pg_stat_activity_count",
+    "db_max_connections": "pg_settings_max_connections",
+    "generation": "kube_deployment_metadata_generation",
+}
+
+
+# Exporters every cluster has (kube-state-metrics, cAdvisor, the kubelet, HTTP middleware):
+# the rest of a namespace's series are the application's own.
+_STANDARD_PREFIXES = (
+    "kube_",
+    "container_",
+    "kubelet_",
+    "node_",
+    "http_",
+    "process_",
+    "go_",
+    "up",
+    "scrape_",
+    "grpc_",
+)
+
+
+def request_counters(names: set[str]) -> list[str]:
+    known = [n for n in _REQUEST_COUNTERS if n in names]
+    generic = sorted(
+        n
+        for n in names
+        if n.endswith(("_requests_total", "_requests_seconds_count")) and n not in known
+    )
+    return (known + generic)[:3]
+
+
+_CONNECTIONS = re.compile(
+    r"stat_activity_count$|threads_connected$|connected_clients$|_connections_(current|active)$"
+)
+_MAX_CONNECTIONS = re.compile(r"max_connections$|maxclients$")
+
+
+def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
+    """For a dependency's namespace: who holds its connections, and how many it allows
+    (the exporters' connection gauges, by every label they carry: user, application)."""
+    names = facts.metric_names(f'{{namespace="{ns}"}}')
+    start, end = window(goal, now)
+    out = []
+    for name in sorted(names):
+        if _CONNECTIONS.search(name):
+            out.append(
+                call(
+                    "prom.range",
+                    purpose=f"connections:{ns}",
+                    query=f'{name}{{namespace="{ns}"}}',
+                    start=start,
+                    end=end,
+                )
+            )
+        elif _MAX_CONNECTIONS.search(name):
+            out.append(
+                call(
+                    "prom.range",
+                    purpose=f"max_connections:{ns}",
+                    query=f'max({name}{{namespace="{ns}"}})',
+                    start=start,
+                    end=end,
+                )
+            )
+    return out[:4]
+
+
+def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
+    """PromQL for the signals this Prometheus holds for the namespace (discovered names)."""
+    names = facts.metric_names(f'{{namespace="{ns}"}}')
+    if not names:
+        return []
+    start, end = window(goal, now)
+    sel = f'namespace="{ns}"'
+    out: list[ToolCall] = []
+
+    def rng(purpose: str, query: str) -> None:
+        out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
+
+    for counter in request_counters(names):
+        errors = " or ".join(f"rate({counter}{{{sel},{m}}}[5m])" for m in _ERROR_MATCHERS)
+        rng(
+            f"error_ratio:{counter}",
+            f"sum({errors}) / sum(rate({counter}{{{sel}}}[5m]))",
+        )
+    for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]:
+        rng(
+            f"latency_p99:{hist.removesuffix('_bucket')}",
+            f"histogram_quantile(0.99, sum by (le) (rate({hist}{{{sel}}}[5m])))",
+        )
+    if SIGNALS["restarts"] in names:
+        rng("restarts", f"sum by (pod) (increase({SIGNALS['restarts']}{{{sel}}}[10m]))")
+    if SIGNALS["memory"] in names:
+        rng("memory", f"max by (pod, container) ({SIGNALS['memory']}{{{sel}}})")
+    if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
+        rng(
+            "throttling",
+            f"sum by (pod, container) (rate({SIGNALS['throttled']}{{{sel}}}[5m])) / "
+            f"sum by (pod, container) (rate({SIGNALS['cfs_periods']}{{{sel}}}[5m]))",
+        )
+    if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
+        rng(
+            "volume_usage",
+            f"max by (persistentvolumeclaim) ({SIGNALS['volume_used']}{{{sel}}} / "
+            f"{SIGNALS['volume_capacity']}{{{sel}}})",
+        )
+    if SIGNALS["pool_pending"] in names:
+        rng("pool_pending", f"max by (pod, pool) ({SIGNALS['pool_pending']}{{{sel}}})")
+    if SIGNALS["db_connections"] in names:
+        rng("db_connections", f"sum({SIGNALS['db_connections']}{{{sel}}})")
+    if SIGNALS["db_max_connections"] in names:
+        rng("db_max_connections", f"max({SIGNALS['db_max_connections']}{{{sel}}})")
+    full = [
+        v
+        for ev in facts.purpose("volume_usage")
+        for series in ev.data or []
+        if (v := series_values(series)) and v[-1] >= 0.9
+    ]
+    own = sorted(n for n in names if not n.startswith(_STANDARD_PREFIXES))[:12]
+    if full and own:
+        # a volume filling up: the application's own series that moved with it
+        # over two days: a volume fills over days, not within the incident's window
+        out.append(
+            call(
+                "prom.range",
+                purpose="comoving",
+                query=f'{{__name__=~"{"|".join(own)}",{sel}}}',
+                start=min(start, end - 2 * 86400),
+                end=end,
+            )
+        )
+    if SIGNALS["generation"] in names:
+        rng("generation", f"max by (deployment) ({SIGNALS['generation']}{{{sel}}})")
+    return out

@@ -1,0 +1,512 @@
+"""Reading what programs say: log lines, settings, quantities.
+
+The rules planner reads logs the way an SRE does: find the line that says why a process
+died or what it failed to reach, recognise which *family* of failure it is (a bad setting, a
+connection refused, a name that does not resolve, a 403 from the apiserver, a full disk, a
+crash), and pull out the things the next step follows: the host and port it tried, the
+setting it names, the ServiceAccount that was refused. The families are a small taxonomy of
+how failures are worded across runtimes (Go, JVM, Node, Python, libpq, kubelet), not one
+pattern per incident; `family()` is the one place they are decided.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from tools.read import payloads as p
+
+MAX_LINE = 400
+
+
+class Family(StrEnum):
+    CONFIG = "config"  # a setting missing, empty or malformed
+    COMMAND = "command"  # the command itself is wrong (not found, bad flag)
+    CONNECTION = "connection"  # refused, timed out, reset, no route
+    DNS = "dns"  # a name that does not resolve
+    K8S_FORBIDDEN = "k8s_forbidden"  # the apiserver refused the workload's ServiceAccount
+    ACCESS_DENIED = "access_denied"  # an external service refused the credentials
+    DISK_FULL = "disk_full"
+    RUNTIME_OOM = "runtime_oom"  # the runtime's own out-of-memory (heap), not the kernel's
+    SCHEMA = "schema"  # a migration or a missing table/column
+    CREDENTIALS = "credentials"  # a password/user refused by a database
+    CRASH = "crash"  # panic, unhandled exception, segfault
+    PROBE = "probe"  # kubelet probe wording
+
+
+# Order matters: the first family whose pattern matches decides (specific before generic).
+_FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
+    (
+        Family.K8S_FORBIDDEN,
+        re.compile(
+            r"forbidden:\s+User \\?\"system:serviceaccount:|cannot \w+ resource \\?\"", re.I
+        ),
+    ),
+    (
+        Family.DISK_FULL,
+        re.compile(r"no space left on device|ENOSPC|disk (is )?full|DiskFull", re.I),
+    ),
+    (
+        Family.RUNTIME_OOM,
+        re.compile(
+            r"OutOfMemoryError|JavaScript heap out of memory|runtime: out of memory|"
+            r"Cannot allocate memory|MemoryError\b|out of memory",
+            re.I,
+        ),
+    ),
+    (
+        Family.DNS,
+        re.compile(
+            r"no such host|Name or service not known|Temporary failure in name resolution|"
+            r"NXDOMAIN|could not resolve|getaddrinfo|UnknownHostException|"
+            r"lookup \S+( on \S+)?: .*?(i/o timeout|server misbehaving|no such host|refused)",
+            re.I,
+        ),
+    ),
+    (
+        Family.CREDENTIALS,
+        re.compile(
+            r"password authentication failed|Access denied for user|authentication failed for|"
+            r"invalid username or password|WRONGPASS|NOAUTH",
+            re.I,
+        ),
+    ),
+    (
+        Family.ACCESS_DENIED,
+        re.compile(
+            r"AccessDenied|Access Denied|InvalidAccessKeyId|SignatureDoesNotMatch|"
+            r"ExpiredToken|not authorized to perform|403 Forbidden|status code:? 403|"
+            r"PERMISSION_DENIED|AuthorizationFailed",
+            re.I,
+        ),
+    ),
+    (
+        Family.COMMAND,
+        re.compile(
+            r"executable file not found|command not found|exec format error|: not found$|"
+            r"can't execute|Permission denied.*exec|"
+            r"exec: \"[^\"]+\": |unknown (flag|shorthand flag|command)|flag provided but not "
+            r"defined|unrecognized (option|arguments?)|No such file or directory.*(exec|start)",
+            re.I,
+        ),
+    ),
+    (
+        Family.SCHEMA,
+        re.compile(
+            r"migration .*fail|failed migration|relation \S+ does not exist|column \S+ does not "
+            r"exist|Table '\S+' doesn't exist|flyway|liquibase|SchemaMigration|"
+            r"no such table|Unknown column",
+            re.I,
+        ),
+    ),
+    (
+        Family.CONNECTION,
+        re.compile(
+            r"connection refused|ECONNREFUSED|connect: connection|no route to host|"
+            r"EHOSTUNREACH|connection reset|ECONNRESET|i/o timeout|timed? ?out|"
+            r"Connection is not available|could not connect|failed to connect|unable to connect|"
+            r"dial tcp|Connection to \S+ refused|upstream connect error|ETIMEDOUT|"
+            r"context deadline exceeded|SocketTimeoutException|ConnectException",
+            re.I,
+        ),
+    ),
+    (
+        Family.CONFIG,
+        re.compile(
+            r"\bnot set\b|is required|must be set|missing (required|protocol|env|config)|"
+            r"required (env|environment|variable|setting|config)|invalid (value|url|port|"
+            r"config|configuration|setting|format|syntax|duration|address)|"
+            r"is not a valid|cannot parse|could not parse|failed to parse|parse error|"
+            r"unmarshal|yaml: |json: cannot|unknown (field|option|key|setting)|"
+            r"no such file or directory|undefined (variable|property)|KeyError|"
+            r"missing protocol scheme|environment variable|bad (config|value)|"
+            r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b[^.]*\b(is )?(invalid|malformed|empty|missing)\b|"
+            r"\bis (invalid|malformed)\b",
+            re.I,
+        ),
+    ),
+    (
+        Family.CRASH,
+        re.compile(
+            r"^panic:|\bpanic\(|goroutine \d+ \[|Traceback \(most recent call last\)|"
+            r"Exception in thread|NullPointerException|segmentation fault|SIGSEGV|"
+            r"Unhandled( exception| rejection)?|uncaught|fatal error:|stack overflow|"
+            r"IndexError|TypeError|AttributeError|assertion failed",
+            re.I,
+        ),
+    ),
+)
+
+_SEVERITY = (
+    (3, re.compile(r"\b(fatal|panic|critical|crit|emerg)\b|^panic:|Traceback", re.I)),
+    (2, re.compile(r"\b(error|err|exception|failed|failure|refused|denied)\b", re.I)),
+    (1, re.compile(r"\b(warn|warning|timeout|timed out|retry|retrying)\b", re.I)),
+)
+_TIMESTAMP = re.compile(r"^\[?\d{4}-\d{2}-\d{2}[T ][\d:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s+")
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str  # without the leading timestamp, clipped
+    severity: int  # 0 info … 3 fatal
+    family: Family | None
+    index: int  # position in the log
+
+
+def family(text: str) -> Family | None:
+    for fam, rx in _FAMILIES:
+        if rx.search(text):
+            return fam
+    return None
+
+
+def severity(text: str) -> int:
+    return next((s for s, rx in _SEVERITY if rx.search(text)), 0)
+
+
+# Families whose wording is itself a failure, whatever the line's level says
+# ("OSError: [Errno 28] No space left on device" has no "error" word of its own).
+FAILING_FAMILIES = {
+    Family.DISK_FULL,
+    Family.RUNTIME_OOM,
+    Family.K8S_FORBIDDEN,
+    Family.CREDENTIALS,
+    Family.ACCESS_DENIED,
+    Family.SCHEMA,
+    Family.DNS,
+    Family.COMMAND,
+}
+
+
+def lines_of(log: list[str]) -> list[Line]:
+    out = []
+    for i, raw in enumerate(log):
+        text = _TIMESTAMP.sub("", raw.strip())[:MAX_LINE]
+        if text:
+            fam = family(text)
+            level = severity(text)
+            if fam in FAILING_FAMILIES:
+                level = max(level, 2)
+            out.append(Line(text, level, fam, i))
+    return out
+
+
+def telling(log: list[str], window: int = 60) -> Line | None:
+    """The line an SRE would quote: among the last `window` lines, those in a failure family
+    other than a bare crash first, then any family, then the most severe; of those the
+    *first* (the cause comes before its consequences: "upload failed: AccessDenied" before
+    "export failed")."""
+    tail = lines_of(log[-window:])
+    if not tail:
+        return None
+    with_family = [ln for ln in tail if ln.family is not None and ln.severity >= 1]
+    # A line that says *why* (a full disk, a refused connection) before one that only says
+    # that it crashed: "Traceback (most recent call last):" is how, not why.
+    specific = [ln for ln in with_family if ln.family is not Family.CRASH]
+    pool = specific or with_family or [ln for ln in tail if ln.severity >= 2]
+    if not pool:
+        return None
+    top = max(ln.severity for ln in pool)
+    return next(ln for ln in pool if ln.severity == top)
+
+
+def failures(log: list[str], window: int = 200) -> list[Line]:
+    """Every line in a failure family, oldest first."""
+    return [ln for ln in lines_of(log[-window:]) if ln.family is not None and ln.severity >= 1]
+
+
+_JSON_MSG = re.compile(r'"(?:msg|message)"\s*:\s*"(?P<m>[^"]{1,160})"')
+_LOGFMT_MSG = re.compile(r'\bmsg=(?:"(?P<q>[^"]{1,160})"|(?P<w>\S{1,80}))')
+_VARYING = re.compile(r"\b[0-9a-f]{8,}\b|\d+(\.\d+)?")
+
+
+def template(line: str) -> str:
+    """What a line says, without what varies between its repetitions: the `msg` of a JSON or
+    logfmt line, else the text with numbers and ids blanked ("unable to send # metrics")."""
+    m = _JSON_MSG.search(line)
+    if m:
+        return m.group("m")
+    m = _LOGFMT_MSG.search(line)
+    if m:
+        return m.group("q") or m.group("w")
+    _, sep, message = line.partition(" : ")  # Spring/logback: "LEVEL pid --- [thread] logger : msg"
+    return _VARYING.sub("#", message if sep else line)[:160]
+
+
+_HANDLED = (
+    ("it retries", re.compile(r"will retry|retrying|retry in|backing off", re.I)),
+    (
+        "it serves cached data or falls back",
+        re.compile(r"serving cached|using cached|cached \w+|fall(ing)? ?back|degraded", re.I),
+    ),
+    (
+        "it rejected a caller's input (a client error)",
+        re.compile(
+            r"rejected|invalid (request|input|code|coupon)|unknown (code|user|coupon)|"
+            r"bad request|validation failed|\b4(00|01|03|04|09|22|29)\b",
+            re.I,
+        ),
+    ),
+    ("it skipped the item", re.compile(r"skipp(ed|ing)|ignor(ed|ing)", re.I)),
+)
+
+
+def handled(line: str) -> str | None:
+    """How the line says the program coped — it retries, serves from cache, falls back, or
+    rejected a caller's input — or None: an error handled is not a failure of the service."""
+    return next((why for why, rx in _HANDLED if rx.search(line)), None)
+
+
+_PAIR = re.compile(r'(?P<k>[A-Za-z_][\w.]*)"?\s*[=:]\s*"?(?P<v>-?\d+(?:\.\d+)?)(?:[KMGT]i?B?)?\b')
+
+
+@dataclass(frozen=True)
+class Growth:
+    what: str  # the line's message ("session store stats")
+    key: str  # the field that grows ("entries")
+    first: float
+    last: float
+    steady: dict[str, float]  # the fields of the same lines that do not move ("evicted": 0)
+
+    def __str__(self) -> str:
+        still = ", ".join(f"{k}={v:g}" for k, v in list(self.steady.items())[:2])
+        return f'"{self.what}": {self.key} grows {self.first:g} → {self.last:g}' + (
+            f" while {still} stays" if still else ""
+        )
+
+
+def growing(log: list[str]) -> list[Growth]:
+    """Fields of a repeated log line that only grow (what a leak holds on to: entries,
+    listeners, handles), with those that stay put beside them (evicted=0, open connections)."""
+    groups: dict[str, list[dict[str, float]]] = {}
+    for raw in log[-400:]:
+        pairs = {m.group("k"): float(m.group("v")) for m in _PAIR.finditer(raw)}
+        pairs = {k: v for k, v in pairs.items() if k not in ("time", "ts", "level", "pid", "port")}
+        if pairs:
+            groups.setdefault(template(raw), []).append(pairs)
+    out = []
+    for what, rows in groups.items():
+        if len(rows) < 2:
+            continue
+        keys = set.intersection(*(set(r) for r in rows))
+        for key in sorted(keys):
+            values = [r[key] for r in rows]
+            rising = (
+                all(b >= a for a, b in itertools.pairwise(values))
+                and values[-1] > max(values[0], 1) * 1.5
+            )
+            if rising:
+                steady = {
+                    k: rows[0][k] for k in sorted(keys - {key}) if len({r[k] for r in rows}) == 1
+                }
+                out.append(Growth(what, key, values[0], values[-1], steady))
+    return out
+
+
+# -- what a line names ----------
+
+_URL = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*:)?(?:[a-z][a-z0-9+.-]*)://(?:[^\s:/@]*(?::[^\s/@]*)?@)?"
+    r"(?P<host>[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?",
+    re.I,
+)
+_HOSTPORT = re.compile(
+    r"(?<![\w./:-])(?P<host>[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)"
+    r":(?P<port>\d{2,5})\b",
+    re.I,
+)
+_DNS_NAME = re.compile(
+    r"\b(?P<svc>[a-z0-9]([-a-z0-9]*[a-z0-9])?)\.(?P<ns>[a-z0-9]([-a-z0-9]*[a-z0-9])?)"
+    r"\.svc(\.cluster\.local)?\b",
+    re.I,
+)
+# Resolver wordings that name the host looked up: Go, Node, the JVM, libpq, curl/Python.
+_LOOKUP = re.compile(
+    r"\blookup (?P<a>[a-z][a-z0-9.-]*)|ENOTFOUND (?P<b>[a-z][a-z0-9.-]*)|"
+    r"UnknownHostException: (?P<c>[a-z][a-z0-9.-]*)|translate host name \\?\"(?P<d>[^\"\\]+)|"
+    r"resolve host(?:name)?: '?(?P<e>[a-z][a-z0-9.-]*)",
+    re.I,
+)
+_ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
+_QUOTED = re.compile(r"[\"'`]([A-Za-z_][A-Za-z0-9_.-]{1,80})[\"'`]")
+# (quotes may come escaped, \", when the message is a quoted field of a logfmt/JSON line)
+_Q = r'\\?"'
+_FORBIDDEN = re.compile(
+    rf"User {_Q}system:serviceaccount:(?P<ns>[^:\"\\]+):(?P<sa>[^\"\\]+){_Q} cannot "
+    rf"(?P<verb>\w+) resource {_Q}(?P<resource>[^\"\\]+){_Q}"
+    rf"(?: in API group {_Q}(?P<group>[^\"\\]*){_Q})?"
+    rf"(?: in the namespace {_Q}(?P<target>[^\"\\]+){_Q})?",
+)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    host: str
+    port: int | None
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}" if self.port else self.host
+
+
+def endpoints_in(text: str) -> list[Endpoint]:
+    """Hosts (with ports) a line or a setting names: URLs, host:port, x.y.svc names."""
+    found: dict[str, Endpoint] = {}
+    for m in _URL.finditer(text):
+        host, port = m.group("host").rstrip("."), m.group("port")
+        found.setdefault(host, Endpoint(host, int(port) if port else None))
+    for m in _HOSTPORT.finditer(text):
+        host = m.group("host").rstrip(".")
+        if not host[0].isalpha():
+            continue  # an IP, a timestamp ("2026-12-01T10:15"): not a name to follow
+        ep = Endpoint(host, int(m.group("port")))
+        if host not in found or found[host].port is None:
+            found[host] = ep
+    for m in _DNS_NAME.finditer(text):
+        host = m.group(0)
+        found.setdefault(host, Endpoint(host, None))
+    for m in _LOOKUP.finditer(text):
+        host = next(g for g in m.groups() if g).rstrip(".")
+        found.setdefault(host, Endpoint(host, None))
+    return list(found.values())
+
+
+_PORT = re.compile(
+    r"(?:\d{1,3}(?:\.\d{1,3}){3}|\]):(?P<a>\d{2,5})\b|\bport:? (?P<b>\d{2,5})\b", re.I
+)
+
+
+def port_in(text: str) -> int | None:
+    """The port a line says it tried when it names only an address ("10.96.41.17:5433",
+    'at "10.96.41.17", port 5433')."""
+    m = _PORT.search(text)
+    return int(m.group("a") or m.group("b")) if m else None
+
+
+def service_of(host: str, namespace: str) -> tuple[str, str] | None:
+    """(service, namespace) a cluster host name points at: svc, svc.ns, svc.ns.svc[...]."""
+    parts = host.lower().split(".")
+    if len(parts) == 1:
+        return parts[0], namespace
+    if len(parts) == 2 and parts[1] not in ("com", "net", "org", "io", "local", "internal"):
+        return parts[0], parts[1]
+    if len(parts) >= 3 and parts[2] == "svc":
+        return parts[0], parts[1]
+    return None
+
+
+def env_names_in(text: str) -> list[str]:
+    names = dict.fromkeys(_ENV_NAME.findall(text))
+    for q in _QUOTED.findall(text):
+        if q.isupper() and "_" in q:
+            names.setdefault(q, None)
+    return list(names)
+
+
+def forbidden(text: str) -> dict[str, str] | None:
+    m = _FORBIDDEN.search(text)
+    return {k: v for k, v in m.groupdict().items() if v} if m else None
+
+
+# -- settings ----------
+
+_UNITS = {
+    "": 1,
+    "k": 1000,
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
+    "ki": 1024,
+    "mi": 1024**2,
+    "gi": 1024**3,
+    "ti": 1024**4,
+}
+_QTY = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<u>[kKmMgGtT]i?)?[bB]?$")
+_JVM_SIZE = re.compile(r"^(?P<n>\d+)(?P<u>[kKmMgG])?$")
+
+
+def quantity_bytes(text: str | None) -> float | None:
+    """A Kubernetes quantity ('512Mi', '1Gi', '1.5G', '2000000') in bytes."""
+    if not text:
+        return None
+    m = _QTY.match(str(text).strip())
+    if not m:
+        return None
+    unit = (m.group("u") or "").lower()
+    if unit == "m" and (m.group("u") or "") == "m":
+        return float(m.group("n")) / 1000  # millis: a quantity, not megabytes
+    return float(m.group("n")) * _UNITS.get(unit, 1)
+
+
+def jvm_bytes(text: str) -> float | None:
+    """A JVM/Node size ('1536m', '2g', '512' in bytes-or-MiB context) in bytes."""
+    m = _JVM_SIZE.match(text.strip())
+    if not m:
+        return None
+    unit = (m.group("u") or "").lower()
+    return float(m.group("n")) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[unit]
+
+
+EXIT_MEANING = {
+    1: "a general error (the program exited on its own)",
+    2: "a usage error (bad flags or arguments)",
+    126: "a command that cannot be executed",
+    127: "a command that was not found",
+    137: "SIGKILL (killed: out of memory, or by the kubelet)",
+    139: "SIGSEGV (a segmentation fault)",
+    143: "SIGTERM (asked to stop, e.g. by a failing liveness probe)",
+}
+
+
+def human(n: float) -> str:
+    for unit, size in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+    return f"{n:.0f}B"
+
+
+@dataclass(frozen=True)
+class MemorySetting:
+    """What the process was told it may use: `-Xmx1536m` in JAVA_TOOL_OPTIONS, …"""
+
+    where: str  # "env JAVA_TOOL_OPTIONS", "args"
+    flag: str  # the flag as written, e.g. "-Xmx1536m"
+    bytes: float | None  # absolute size, when the flag gives one
+    percent: float | None  # MaxRAMPercentage
+
+
+_FLAGS = (
+    (re.compile(r"-Xmx(\d+[kKmMgG]?)\b"), "xmx"),
+    (re.compile(r"-XX:MaxRAMPercentage=(\d+(?:\.\d+)?)"), "ram_pct"),
+    (re.compile(r"--max-old-space-size=(\d+)"), "node_mib"),
+    (re.compile(r"^(\d+(?:\.\d+)?[KMGT]iB|\d+)$"), "gomemlimit"),
+)
+
+
+def memory_settings(spec: p.ContainerSpec | None) -> list[MemorySetting]:
+    if spec is None:
+        return []
+    sources = [("args", " ".join([*spec["command"], *spec["args"]]))]
+    sources += [(f"env {e['name']}", e.get("value") or "") for e in spec["env"]]
+    out: list[MemorySetting] = []
+    for where, text in sources:
+        for rx, kind in _FLAGS:
+            if kind == "gomemlimit" and where != "env GOMEMLIMIT":
+                continue
+            for m in rx.finditer(text):
+                value = m.group(1)
+                flag = m.group(0)
+                if kind == "xmx":
+                    out.append(MemorySetting(where, flag, jvm_bytes(value), None))
+                elif kind == "ram_pct":
+                    out.append(MemorySetting(where, flag, None, float(value)))
+                elif kind == "node_mib":
+                    out.append(MemorySetting(where, flag, float(value) * 1024**2, None))
+                else:
+                    size = value.replace("iB", "i")
+                    out.append(
+                        MemorySetting(where, f"GOMEMLIMIT={value}", quantity_bytes(size), None)
+                    )
+    return out

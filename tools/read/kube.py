@@ -21,7 +21,7 @@ from tools.errors import ToolError
 from tools.kube_call import call_raw
 from tools.read import shapes
 from tools.read.payloads import Pod
-from tools.redact import DEFAULT, Redactor
+from tools.redact import DEFAULT, Redactor, cap
 from tools.results import ToolResult, ToolStatus, clip, digest
 
 Json = dict[str, Any]
@@ -31,6 +31,8 @@ Json = dict[str, Any]
 RCAREPORT_GROUP = "triage.dev"
 RCAREPORT_VERSION = "v1alpha1"
 RCAREPORT_PLURAL = "rcareports"
+MAX_LOG_LINE_CHARS = 4_000  # one log line as read; a longer one is cut, saying so (a minified
+# payload or a 100,000-char dump tells the investigation nothing its first 4,000 chars do not)
 
 
 @dataclass
@@ -217,7 +219,13 @@ class KubeReader:
             if previous:
                 kw["previous"] = True
             raw = self._raw(self.core.read_namespaced_pod_log, pod, namespace, **kw)
-            lines = raw.decode("utf-8", "replace").splitlines()
+            # Capped per line, then redacted together: a key wrapped over two lines or a PEM
+            # body is only visible across them, and the excerpt quotes redacted lines only.
+            lines = [
+                cap(line, MAX_LOG_LINE_CHARS)
+                for line in raw.decode("utf-8", "replace").splitlines()
+            ]
+            lines = self.redactor.lines(lines)
             which = "previous" if previous else "current"
             excerpt = f"{len(lines)} {which} log lines; last: " + " | ".join(lines[-3:])
             return lines, excerpt, digest(raw)

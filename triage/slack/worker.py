@@ -30,7 +30,7 @@ from triage.reports import render
 from triage.slack import blocks, metrics
 from triage.slack import messages as m
 from triage.slack.client import Slack, SlackError
-from triage.slack.inbox import Claimed, Inbound, Inbox, Kind, State
+from triage.slack.inbox import Claimed, Inbound, Inbox, InboxError, Kind, State
 from triage.slack.ticket import Messages, Progress, Ticket
 from triage.verification.loop import CheckedRun, Outcome
 
@@ -169,6 +169,13 @@ class Worker:
             with contextlib.suppress(Exception):
                 self.inbox.release(claimed, retry_in_s=0)
             raise
+        except (SlackError, InboxError) as e:  # the outside world: one line, then retried
+            log.warning(
+                "request %s failed (attempt %d): %s", claimed.inbound.id, claimed.attempts, e
+            )
+            metrics.REQUESTS_FAILED.labels(kind=claimed.inbound.kind.value).inc()
+            await self._failed(claimed, messages, e)
+            return
         except Exception as e:  # a worker must survive anything one request does; recorded
             log.exception("request %s failed (attempt %d)", claimed.inbound.id, claimed.attempts)
             metrics.REQUESTS_FAILED.labels(kind=claimed.inbound.kind.value).inc()
@@ -193,8 +200,8 @@ class Worker:
         reason = str(error) if isinstance(error, SlackError) else type(error).__name__
         try:
             await messages.once("gave_up", m.gave_up(claimed.attempts, reason))
-        except Exception:  # Slack itself is the problem; the row records the failure
-            log.exception("could not tell the user that %s failed", claimed.inbound.id)
+        except SlackError as e:  # Slack itself is the problem; the row records the failure
+            log.warning("could not tell the user that %s failed: %s", claimed.inbound.id, e)
         await asyncio.to_thread(self.inbox.finish, claimed, State.FAILED)
 
     # -- a mention -------------------------------------------------------------------------------

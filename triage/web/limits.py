@@ -203,7 +203,7 @@ def _typed(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where:
 
 def check_envelope(data: dict[str, Any]) -> None:
     kind = data.get("type")
-    if kind not in _ENVELOPES:
+    if not isinstance(kind, str) or kind not in _ENVELOPES:
         raise Refused(400, "not an Events API envelope")
     for key in ("token", "team_id", "api_app_id", "event_id", "enterprise_id", "challenge"):
         _typed(data, key, str, "")
@@ -233,6 +233,8 @@ def check_envelope(data: dict[str, Any]) -> None:
             raise Refused(400, f"event.{key} is not a Slack timestamp")
     for key in ("blocks", "files", "attachments"):
         _typed(event, key, list, "event.")
+    if event["type"] == "app_mention" and not (event.get("ts") and event.get("channel")):
+        raise Refused(400, "a mention without its ts or channel")
 
 
 def check_interactivity(data: dict[str, Any]) -> None:

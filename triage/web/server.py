@@ -186,10 +186,16 @@ def events_endpoint(bot: Bot, verifier: SignatureVerifier) -> Endpoint:
 
     async def events(request: Request) -> Response:
         try:
-            body = await limits.admit(request, verifier, bounds, now=time.time())
+            return await admitted(request)
         except Refused as r:
             refusals.note(r, request)
             return PlainTextResponse(r.reason, status_code=r.status)
+        except Exception as e:  # noqa: BLE001 (a shape nothing above foresaw: recorded as one line, answered 400; a 500 would make Slack retry it)
+            refusals.note(Refused(400, f"unexpected {type(e).__name__}: {e}"[:200]), request)
+            return PlainTextResponse("invalid request", status_code=400)
+
+    async def admitted(request: Request) -> Response:
+        body = await limits.admit(request, verifier, bounds, now=time.time())
         bolt_request = to_async_bolt_request(request, body)
         answer = await bot.app.async_dispatch(bolt_request)
         error = bolt_request.context.get(ERROR_KEY)
@@ -197,9 +203,7 @@ def events_endpoint(bot: Bot, verifier: SignatureVerifier) -> Endpoint:
             if isinstance(error, InboxError):  # the store, not the request: Slack retries
                 log.error("could not store a request: %s", error)
                 return PlainTextResponse("try again", status_code=503)
-            reason = f"not a request we can take ({type(error).__name__})"
-            refusals.note(Refused(400, reason), request)
-            return PlainTextResponse("invalid request", status_code=400)
+            raise Refused(400, f"not a request we can take ({type(error).__name__})")
         return to_starlette_response(answer)
 
     return events

@@ -154,6 +154,12 @@ class Worker:
     async def process(self, claimed: Claimed) -> None:
         """Answer one request; on failure give it back to the inbox (bounded)."""
         messages = Messages(self.slack, claimed, lambda: self._save(claimed))
+        if claimed.attempts > self.settings.max_attempts:
+            # Picked up more often than allowed: earlier attempts died without a word (the
+            # process was killed mid-request, e.g. by its liveness probe). A crash counts
+            # like any failure: tell the user, stop.
+            await self._give_up(claimed, messages, m.CRASHED)
+            return
         try:
             if claimed.inbound.kind is Kind.ACTION:
                 if self.decide is not None:
@@ -198,8 +204,13 @@ class Worker:
             self.kick()
             return
         reason = str(error) if isinstance(error, SlackError) else type(error).__name__
+        await self._give_up(claimed, messages, reason)
+
+    async def _give_up(self, claimed: Claimed, messages: Messages, reason: str) -> None:
+        metrics.REQUESTS_GAVE_UP.labels(kind=claimed.inbound.kind.value).inc()
         try:
-            await messages.once("gave_up", m.gave_up(claimed.attempts, reason))
+            attempts = min(claimed.attempts, self.settings.max_attempts)
+            await messages.once("gave_up", m.gave_up(attempts, reason))
         except SlackError as e:  # Slack itself is the problem; the row records the failure
             log.warning("could not tell the user that %s failed: %s", claimed.inbound.id, e)
         await asyncio.to_thread(self.inbox.finish, claimed, State.FAILED)
@@ -232,7 +243,8 @@ class Worker:
             await messages.once("reply", m.EMPTY_MENTION)
             return
         request = self.request_for(inbound, words)
-        goal = self.product.intake(request)  # once per request
+        # once per request, off the event loop (it redacts and parses the whole message)
+        goal = await asyncio.to_thread(self.product.intake, request)
         if goal.kind is RequestKind.CASUAL:
             await messages.once("reply", m.CASUAL_REPLY)
             return

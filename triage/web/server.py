@@ -31,6 +31,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from tools.errors import ToolError
+from tools.redact import cap
 from triage.app import App
 from triage.core.errors import ConfigError
 from triage.core.settings import Settings
@@ -98,7 +99,8 @@ def build_bot(settings: Settings, product: App) -> Bot:
     ]
     redactor = product.redactor.with_literals(secrets)
     client = web_client(slack_settings)
-    inbox = Inbox(inbox_path(settings))
+    limit = slack_settings.max_mention_chars
+    inbox = Inbox(inbox_path(settings), clean=lambda text: redactor.text(cap(text, limit)))
     slack = Slack(client, redactor)
     worker = Worker(
         inbox, slack, product, slack_settings, decide=approvals.decide, ask=approvals.ask

@@ -30,6 +30,7 @@ from triage.reports import render
 from triage.slack import blocks, metrics
 from triage.slack import messages as m
 from triage.slack.client import Slack, SlackError
+from triage.slack.escape import escape, unescape
 from triage.slack.inbox import Claimed, Inbound, Inbox, InboxError, Kind, State
 from triage.slack.ticket import Messages, Progress, Ticket
 from triage.verification.loop import CheckedRun, Outcome
@@ -42,8 +43,8 @@ MAX_BACKOFF_S = 30.0
 
 
 def words_of(text: str) -> str:
-    """The user's words without the mention itself."""
-    return " ".join(_MENTION.sub(" ", text).split())
+    """The user's words without the mention itself, as typed (Slack's escaping undone)."""
+    return unescape(" ".join(_MENTION.sub(" ", text).split()))
 
 
 def thread_id(inbound: Inbound) -> str:
@@ -204,7 +205,7 @@ class Worker:
             self.kick()
             return
         reason = str(error) if isinstance(error, SlackError) else type(error).__name__
-        await self._give_up(claimed, messages, reason)
+        await self._give_up(claimed, messages, escape(reason))
 
     async def _give_up(self, claimed: Claimed, messages: Messages, reason: str) -> None:
         metrics.REQUESTS_GAVE_UP.labels(kind=claimed.inbound.kind.value).inc()
@@ -258,7 +259,9 @@ class Worker:
             link = await self.slack.permalink(inbound.channel, inbound.ts) or ""
             steps["link"] = link
             await messages.save()
-        view = blocks.TicketView(title=_title(words), owner=inbound.user, request_link=link or None)
+        view = blocks.TicketView(
+            title=escape(_title(words)), owner=inbound.user, request_link=link or None
+        )
         ticket = Ticket(messages, view)
         await ticket.open()
 
@@ -316,22 +319,24 @@ class Worker:
         draft = checked.best.draft
         view.status = m.STATUS_ANSWERED
         view.outcome = checked.outcome.value
-        if draft is not None:
-            view.title = draft.title
-            view.root_cause = draft.cause_line()
+        if draft is not None:  # the draft is built from tool output: escaped like it
+            view.title = escape(draft.title)
+            view.root_cause = escape(draft.cause_line())
         if checked.report is not None:
             view.report = (checked.report.namespace, checked.report.name)
         elif Deliverable.RCA in checked.best.goal.deliverables:
             view.no_report = m.REPORT_NOT_WRITTEN
         if checked.verdict is not None:
-            view.missing = list(checked.verdict.missing)
-            view.nonexistent = list(checked.verdict.nonexistent)
+            view.missing = [escape(x) for x in checked.verdict.missing]
+            view.nonexistent = [escape(x) for x in checked.verdict.nonexistent]
         for done in checked.best.mutations:
             view.changes.append(
-                m.change_result(
-                    str(done.get("action") or "change"),
-                    str(done.get("target") or ""),
-                    str(done.get("excerpt") or ""),
+                escape(
+                    m.change_result(
+                        str(done.get("action") or "change"),
+                        str(done.get("target") or ""),
+                        str(done.get("excerpt") or ""),
+                    )
                 )
             )
 
@@ -342,6 +347,7 @@ class Worker:
         text = render.verification_markdown(checked.summary())
         if draft is not None:
             text = render.markdown(draft, checked.best.evidence) + "\n" + text
+        text = escape(text)  # quotes logs, events and the user's words: never Slack markup
         prefix = None if checked.done else m.ANSWER_UNVERIFIED_PREFIX
         answer = blocks.answer(
             text,
@@ -356,7 +362,7 @@ class Worker:
             await self.slack.upload(
                 inbound.channel,
                 inbound.thread_ts,
-                content=answer.file,
+                content=unescape(answer.file),  # a file is shown as it is, no markup
                 filename="rca.md",
                 title=m.RCA_FILE_TITLE,
                 comment="",

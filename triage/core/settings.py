@@ -74,6 +74,16 @@ class StateSettings(BaseModel):
     checkpointer: Literal["sqlite", "memory"] = Field(
         default="sqlite", description="sqlite (embedded, survives restarts) or memory (tests)."
     )
+    retention_days: float = Field(
+        default=14.0,
+        gt=0,
+        description="Days a finished Slack request and an untouched run's checkpoints are kept "
+        "(the RCAReport in the cluster is the record). Two weeks covers a post-mortem's "
+        "follow-ups; the state directory stays bounded (~100 KB per investigation).",
+    )
+    prune_every_s: float = Field(
+        default=3600.0, gt=0, description="Seconds between two prunings by `triage serve`."
+    )
 
 
 class ModelSettings(BaseModel):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from starlette.routing import Route
 from tools.errors import ToolError
 from tools.redact import cap
 from triage.app import App
+from triage.core import retention
 from triage.core.errors import ConfigError
 from triage.core.settings import Settings
 from triage.reports import views as reports_view
@@ -68,12 +70,33 @@ class Bot:
         except SlackError as e:  # retried on the first request; /healthz says so meanwhile
             log.warning("auth.test failed (%s); will retry on the first request", e)
         self._task = asyncio.create_task(self.worker.run())
+        self._pruning = asyncio.create_task(self._prune_forever())
+
+    async def _prune_forever(self) -> None:
+        state = self.settings.state
+        while True:
+            try:
+                pruned = await asyncio.to_thread(
+                    retention.prune, Path(state.dir), retention_days=state.retention_days
+                )
+            except (OSError, sqlite3.Error) as e:  # the disk: said, tried again later
+                log.warning("could not prune the state in %s: %s", state.dir, e)
+            else:
+                if pruned.threads or pruned.requests:
+                    log.info(
+                        "pruned %d runs and %d requests older than %g days",
+                        pruned.threads,
+                        pruned.requests,
+                        state.retention_days,
+                    )
+            await asyncio.sleep(state.prune_every_s)
 
     async def stop(self) -> None:
         await self.worker.stop()
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        for task in (self._task, self._pruning):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         self.inbox.close()
 
 

@@ -16,6 +16,7 @@ import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -53,7 +54,7 @@ def _deliver(serve: Serve, body: bytes, retry: int = 0) -> bool:
         return False  # killed before the ack: Slack retries
 
 
-def _row(state: Path, event_id: str) -> dict | None:
+def _row(state: Path, event_id: str) -> dict[str, Any] | None:
     inbox = Inbox(state / "slack-inbox.sqlite")
     try:
         return inbox.get(event_id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from tests.slack.support import BotServer, demo_app, mention, settings_for, user_message
 from tests.support.fake_slack import FakeSlack
@@ -22,7 +23,7 @@ ASK = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, write
 FORMS = {"split_key", "pem_private_key", "base64_credential", "generic_token_bare"}
 
 
-def _planted() -> list[dict]:
+def _planted() -> list[dict[str, Any]]:
     chosen = [e for e in entries("planted.yaml") if e["place"] == "question" or e["form"] in FORMS]
     return [e for e in chosen if len(input_of(e)) < 3500]
 

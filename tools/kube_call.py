@@ -7,6 +7,7 @@ reset) as "outcome unknown" rather than "failed".
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,8 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from tools.errors import TimedOut, Unreachable, error_for_status
+
+TLS_FAILED = "TLS handshake with the apiserver failed"
 
 
 def call_raw(fn: Callable[..., Any], *args: Any, timeout_s: float, **kwargs: Any) -> bytes:
@@ -29,6 +32,10 @@ def call_raw(fn: Callable[..., Any], *args: Any, timeout_s: float, **kwargs: Any
     except urllib3.exceptions.MaxRetryError as e:
         if isinstance(e.reason, urllib3.exceptions.TimeoutError):
             raise TimedOut(f"{what}: no answer within {timeout_s:g}s") from e
+        if isinstance(e.reason, urllib3.exceptions.SSLError | ssl.SSLError):
+            # reached, but TLS failed: a CA that is not a certificate, one that did not sign
+            # the server's, or a server that does not speak TLS there at all
+            raise Unreachable(f"{what}: {TLS_FAILED} ({e.reason})") from e
         raise Unreachable(f"{what}: apiserver unreachable ({e.reason})") from e
     except (urllib3.exceptions.HTTPError, OSError) as e:
         raise Unreachable(f"{what}: apiserver unreachable ({e})") from e

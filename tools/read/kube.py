@@ -17,6 +17,7 @@ from tools.read import shapes
 from tools.read.kube_base import Json, RequestStats
 from tools.read.kube_kinds import NetworkReads, PolicyReads, WorkloadReads
 from tools.read.payloads import Pod, PodRef
+from tools.redact import cap
 from tools.results import ToolResult, digest
 
 __all__ = ["RCAREPORT_GROUP", "RCAREPORT_PLURAL", "RCAREPORT_VERSION", "KubeReader", "RequestStats"]
@@ -25,6 +26,8 @@ __all__ = ["RCAREPORT_GROUP", "RCAREPORT_PLURAL", "RCAREPORT_VERSION", "KubeRead
 RCAREPORT_GROUP = "triage.dev"
 RCAREPORT_VERSION = "v1alpha1"
 RCAREPORT_PLURAL = "rcareports"
+MAX_LOG_LINE_CHARS = 4_000  # one log line as read; a longer one is cut, saying so (a minified
+# payload or a 100,000-char dump tells the investigation nothing its first 4,000 chars do not)
 
 
 class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
@@ -147,7 +150,13 @@ class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
             if previous:
                 kw["previous"] = True
             raw = self._raw(self.core.read_namespaced_pod_log, pod, namespace, **kw)
-            lines = raw.decode("utf-8", "replace").splitlines()
+            # Capped per line, then redacted together: a key wrapped over two lines or a PEM
+            # body is only visible across them, and the excerpt quotes redacted lines only.
+            lines = [
+                cap(line, MAX_LOG_LINE_CHARS)
+                for line in raw.decode("utf-8", "replace").splitlines()
+            ]
+            lines = self.redactor.lines(lines)
             which = "previous" if previous else "current"
             excerpt = f"{len(lines)} {which} log lines; last: " + " | ".join(lines[-3:])
             return lines, excerpt, digest(raw)

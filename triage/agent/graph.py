@@ -9,6 +9,19 @@ the judge, which runs after the graph, sees what was executed. Intake happens be
 graph (once per request); the goal is part of the input. A tool budget and LangGraph's
 recursion limit bound the loop; no node has an automatic retry policy (a failed call is
 evidence, not a crash, and a write is retried only by the registry, after a state check).
+
+Crash safety. A run is finished when its last node, `finish`, has written `finished` into the
+state, never because the latest checkpoint has a draft and no next step: with LangGraph's
+default "async" durability a checkpoint is written while the next step already runs, so a
+SIGKILL can leave a thread whose latest stored state looks complete but is not (the answer was
+sent with no RCA), or a thread with no input at all (`KeyError: 'goal'`). Durability, step by
+step, is "sync" for every step (each checkpoint is on disk before the next step starts), for
+these reasons: `tools` (reads) could be redone, but its evidence ids are cited by the draft,
+so a draft must never outlive the evidence it cites; `draft` is the answer (and a model's
+cost); `approve` is a pause that a click resumes on another process; `mutate` records what
+was written to the cluster; `finish` is what "done" is decided on. `investigate` alone could
+be lost harmlessly, and it costs one SQLite commit (about a millisecond) to keep it too, so
+one mode for the whole run is the deliberate choice, not the default.
 """
 
 from __future__ import annotations
@@ -92,25 +105,30 @@ def build_graph(
         draft = planner.draft(goal_of(state), evidence_of(state), state["now"])
         return {"draft": draft.model_dump(mode="json")}
 
+    def finish_node(state: TriageState) -> TriageState:
+        return {"finished": True}
+
     graph = StateGraph(TriageState)
 
-    def after_draft(state: TriageState) -> Literal["approve", "__end__"]:
-        return "approve" if changes is not None and wants_changes(state) else "__end__"
+    def after_draft(state: TriageState) -> Literal["approve", "finish"]:
+        return "approve" if changes is not None and wants_changes(state) else "finish"
 
     graph.add_node("investigate", investigate_node, retry_policy=NO_RETRY)
     graph.add_node("tools", tools_node, retry_policy=NO_RETRY)
     graph.add_node("draft", draft_node, retry_policy=NO_RETRY)
+    graph.add_node("finish", finish_node, retry_policy=NO_RETRY)
+    graph.add_edge("finish", END)
     graph.add_edge(START, "investigate")
     graph.add_conditional_edges("investigate", after_investigate)
     graph.add_edge("tools", "investigate")
     if changes is None:
-        graph.add_edge("draft", END)
+        graph.add_edge("draft", "finish")
     else:
         graph.add_conditional_edges("draft", after_draft)
         graph.add_node("approve", changes.approve, retry_policy=NO_RETRY)
         graph.add_node("mutate", changes.mutate, retry_policy=NO_RETRY)
         graph.add_edge("approve", "mutate")
-        graph.add_edge("mutate", END)
+        graph.add_edge("mutate", "finish")
     return graph.compile(checkpointer=checkpointer)
 
 
@@ -165,19 +183,25 @@ def run_graph(
     """Run `graph` on `thread_id` to its end or its next pause, and return what it found.
 
     A thread with a checkpoint continues where it stopped (a crash, an approval pause) instead
-    of starting over; a finished thread returns its result as it is.
+    of starting over; a thread whose `finish` step ran returns its result as it is; anything
+    else (no checkpoint, or one without the goal) starts from the input.
     """
     start = time.perf_counter()
     config: Any = {"configurable": {"thread_id": thread_id}, "recursion_limit": recursion_limit}
     snapshot = graph.get_state(config)
+    values = snapshot.values or {}
+    run = True
     stream_input: Any = inputs
-    if snapshot.next:
+    if values.get("finished"):
+        run = False  # finished: nothing to run
+    elif snapshot.next and "goal" in values:
         paused = any(task.interrupts for task in snapshot.tasks)
         stream_input = Command(resume={"decided": True}) if paused else None
-    elif snapshot.values and snapshot.values.get("draft") is not None:
-        stream_input = None  # finished: nothing to run
-    if stream_input is not None or snapshot.next:
-        for mode, chunk in graph.stream(stream_input, config, stream_mode=["custom", "updates"]):
+    if run:
+        stream = graph.stream(
+            stream_input, config, stream_mode=["custom", "updates"], durability="sync"
+        )
+        for mode, chunk in stream:
             if on_progress is None or not isinstance(chunk, dict):
                 continue
             if mode == "custom":

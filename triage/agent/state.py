@@ -25,6 +25,7 @@ class TriageState(TypedDict, total=False):
     draft: dict[str, Any] | None
     mutations: list[dict[str, Any]]  # what each asked-for change came to (triage.agent.changes)
     awaiting: list[dict[str, Any]]  # operations waiting for a person's approval
+    finished: bool  # written by the last node: the only sign that the run is complete
 
 
 def goal_of(state: TriageState) -> Goal:

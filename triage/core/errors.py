@@ -27,6 +27,7 @@ here, so `triage investigate`, `triage demo` and `triage ops` cannot disagree.
 from __future__ import annotations
 
 from tools.errors import truncate
+from tools.kube_call import TLS_FAILED
 from tools.results import ErrorKind
 
 EXIT_OK = 0
@@ -112,7 +113,7 @@ class Refusal(TriageError):
 
 def cluster_error(kind: ErrorKind | None, detail: str, server: str) -> ClusterError:
     """The error a user can act on for a failed read of the cluster, with the next step."""
-    if kind is ErrorKind.DENIED and ("401" in detail or "Unauthorized" in detail):
+    if kind is ErrorKind.DENIED and ("HTTP 401" in detail or "Unauthorized" in detail):
         return CredentialsRejected(
             f"the apiserver at {server} rejected the credentials ({detail}). Refresh the "
             "token or client certificate of the kubeconfig context (`kubectl auth whoami`)."
@@ -122,10 +123,16 @@ def cluster_error(kind: ErrorKind | None, detail: str, server: str) -> ClusterEr
             f"the apiserver at {server} refused the read ({detail}). Check what the identity "
             "may do: `kubectl auth can-i list pods -n NAMESPACE`."
         )
-    if "certificate" in detail.lower() or "ssl" in detail.lower():
+    if TLS_FAILED in detail:
+        if "WRONG_VERSION_NUMBER" in detail or "record layer failure" in detail:
+            return TLSInvalid(
+                f"{server} does not answer TLS ({detail}). Check the server URL in the "
+                "kubeconfig: its scheme (https) and port."
+            )
         return TLSInvalid(
-            f"the TLS certificate of {server} cannot be verified ({detail}). Check the "
-            "kubeconfig's certificate-authority data."
+            f"the TLS certificate of {server} cannot be verified with the kubeconfig's CA "
+            f"({detail}). Check the cluster's certificate-authority(-data) in the kubeconfig: "
+            "it must be the PEM of the CA that signed the apiserver's certificate."
         )
     return ClusterUnreachable(
         f"cannot reach the apiserver at {server} ({detail}). Check the kubeconfig context and "

@@ -74,6 +74,16 @@ class StateSettings(BaseModel):
     checkpointer: Literal["sqlite", "memory"] = Field(
         default="sqlite", description="sqlite (embedded, survives restarts) or memory (tests)."
     )
+    retention_days: float = Field(
+        default=14.0,
+        gt=0,
+        description="Days a finished Slack request and an untouched run's checkpoints are kept "
+        "(the RCAReport in the cluster is the record). Two weeks covers a post-mortem's "
+        "follow-ups; the state directory stays bounded (~100 KB per investigation).",
+    )
+    prune_every_s: float = Field(
+        default=3600.0, gt=0, description="Seconds between two prunings by `triage serve`."
+    )
 
 
 class ModelSettings(BaseModel):
@@ -290,6 +300,41 @@ class SlackSettings(BaseModel):
         ge=1,
         le=20,
         description="RCA messages at most; an RCA that needs more is uploaded as a file.",
+    )
+    max_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=64 * 1024,
+        description="Largest request body /slack/events reads, bytes; a larger one is refused "
+        "(413) before it is read. 1 MiB is far above anything Slack sends: a message holds at "
+        "most 40,000 characters and an interactivity payload a few hundred KB.",
+    )
+    body_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=60,
+        description="Seconds a request's body may take to arrive (408 after). Slack sends its "
+        "payload at once and retries after 3 s anyway; a slow client holds a connection this "
+        "long at most.",
+    )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=60,
+        description="Seconds a connection may take to send a request's headers before it is "
+        "closed (slowloris); Slack's arrive in one packet.",
+    )
+    max_json_depth: int = Field(
+        default=64,
+        ge=8,
+        le=512,
+        description="Deepest nesting of arrays and objects accepted in a payload (400 beyond); "
+        "Slack's deepest (rich text in blocks in a message) is about a dozen.",
+    )
+    max_mention_chars: int = Field(
+        default=40_000,
+        ge=1000,
+        description="Characters of a mention kept (redacted) in the inbox; a longer one is cut, "
+        "saying so. 40,000 is Slack's own limit for a message.",
     )
     host: str = Field(default="0.0.0.0", description="Address `triage serve` listens on.")  # noqa: S104
     port: int = Field(default=3000, ge=1, le=65535, description="Port `triage serve` listens on.")

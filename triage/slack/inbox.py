@@ -9,6 +9,10 @@ died is taken over once the lease has run out, and its `steps` (what was already
 the reaction, the reply's and the ticket's timestamps) let the new holder carry on without
 saying anything twice.
 
+Nothing secret is stored: `clean` (the product's Redactor, with the mention capped to Slack's
+own message length) runs on the user's words before the row is written, in the worker thread
+that writes it, never on the event loop.
+
 Storage: one SQLite file (WAL, `synchronous=FULL`, a busy timeout) that several processes may
 share; every claim and update is a single conditional statement inside `BEGIN IMMEDIATE`, and
 the SQL is plain enough (`ON CONFLICT DO NOTHING`, compare-and-set on the holder) to move to a
@@ -21,9 +25,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -126,8 +130,9 @@ class InboxError(Exception):
 class Inbox:
     """Requests keyed by Slack's id, claimed with a lease. Thread-safe; process-shareable."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, clean: Callable[[str], str] | None = None) -> None:
         self.path = str(path)
+        self.clean = clean
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -167,6 +172,8 @@ class Inbox:
     def accept(self, inbound: Inbound, *, now: float | None = None) -> bool:
         """Store the request; False when its id is already there (a retry, another replica)."""
         now = time.time() if now is None else now
+        if self.clean is not None and inbound.text:
+            inbound = replace(inbound, text=self.clean(inbound.text))
         with self._tx() as db:
             cur = db.execute(
                 "INSERT INTO slack_inbox (id, kind, body, received_at, updated_at) "

@@ -49,6 +49,9 @@ PROGRESS_AWAITING_APPROVAL = (
 )
 
 
+CRASHED = "each try stopped before it could finish"
+
+
 def gave_up(attempts: int, reason: str) -> str:
     return (
         f"I could not finish this after {attempts} tries ({reason}). Nothing was changed. "

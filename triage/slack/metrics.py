@@ -18,6 +18,11 @@ REQUESTS_DONE = Counter("triage_slack_requests_done", "Requests answered.", ["ki
 REQUESTS_FAILED = Counter(
     "triage_slack_request_failures", "Failed attempts at a request (it is retried).", ["kind"]
 )
+REQUESTS_GAVE_UP = Counter(
+    "triage_slack_requests_given_up",
+    "Requests ended after the attempt limit (crashes included); the user was told.",
+    ["kind"],
+)
 ACK_SECONDS = Histogram(
     "triage_slack_ack_seconds",
     "From the request's arrival to its ack (persisted first); Slack allows 3 s.",
@@ -25,5 +30,11 @@ ACK_SECONDS = Histogram(
 )
 
 for _kind in KINDS:
-    for _c in (REQUESTS_ACCEPTED, REQUESTS_DUPLICATE, REQUESTS_DONE, REQUESTS_FAILED):
+    for _c in (
+        REQUESTS_ACCEPTED,
+        REQUESTS_DUPLICATE,
+        REQUESTS_DONE,
+        REQUESTS_FAILED,
+        REQUESTS_GAVE_UP,
+    ):
         _c.labels(kind=_kind)

@@ -30,7 +30,8 @@ from triage.reports import render
 from triage.slack import blocks, metrics
 from triage.slack import messages as m
 from triage.slack.client import Slack, SlackError
-from triage.slack.inbox import Claimed, Inbound, Inbox, Kind, State
+from triage.slack.escape import escape, unescape
+from triage.slack.inbox import Claimed, Inbound, Inbox, InboxError, Kind, State
 from triage.slack.ticket import Messages, Progress, Ticket
 from triage.verification.loop import CheckedRun, Outcome
 
@@ -42,8 +43,8 @@ MAX_BACKOFF_S = 30.0
 
 
 def words_of(text: str) -> str:
-    """The user's words without the mention itself."""
-    return " ".join(_MENTION.sub(" ", text).split())
+    """The user's words without the mention itself, as typed (Slack's escaping undone)."""
+    return unescape(" ".join(_MENTION.sub(" ", text).split()))
 
 
 def thread_id(inbound: Inbound) -> str:
@@ -154,6 +155,12 @@ class Worker:
     async def process(self, claimed: Claimed) -> None:
         """Answer one request; on failure give it back to the inbox (bounded)."""
         messages = Messages(self.slack, claimed, lambda: self._save(claimed))
+        if claimed.attempts > self.settings.max_attempts:
+            # Picked up more often than allowed: earlier attempts died without a word (the
+            # process was killed mid-request, e.g. by its liveness probe). A crash counts
+            # like any failure: tell the user, stop.
+            await self._give_up(claimed, messages, m.CRASHED)
+            return
         try:
             if claimed.inbound.kind is Kind.ACTION:
                 if self.decide is not None:
@@ -169,6 +176,13 @@ class Worker:
             with contextlib.suppress(Exception):
                 self.inbox.release(claimed, retry_in_s=0)
             raise
+        except (SlackError, InboxError) as e:  # the outside world: one line, then retried
+            log.warning(
+                "request %s failed (attempt %d): %s", claimed.inbound.id, claimed.attempts, e
+            )
+            metrics.REQUESTS_FAILED.labels(kind=claimed.inbound.kind.value).inc()
+            await self._failed(claimed, messages, e)
+            return
         except Exception as e:  # a worker must survive anything one request does; recorded
             log.exception("request %s failed (attempt %d)", claimed.inbound.id, claimed.attempts)
             metrics.REQUESTS_FAILED.labels(kind=claimed.inbound.kind.value).inc()
@@ -191,10 +205,15 @@ class Worker:
             self.kick()
             return
         reason = str(error) if isinstance(error, SlackError) else type(error).__name__
+        await self._give_up(claimed, messages, escape(reason))
+
+    async def _give_up(self, claimed: Claimed, messages: Messages, reason: str) -> None:
+        metrics.REQUESTS_GAVE_UP.labels(kind=claimed.inbound.kind.value).inc()
         try:
-            await messages.once("gave_up", m.gave_up(claimed.attempts, reason))
-        except Exception:  # Slack itself is the problem; the row records the failure
-            log.exception("could not tell the user that %s failed", claimed.inbound.id)
+            attempts = min(claimed.attempts, self.settings.max_attempts)
+            await messages.once("gave_up", m.gave_up(attempts, reason))
+        except SlackError as e:  # Slack itself is the problem; the row records the failure
+            log.warning("could not tell the user that %s failed: %s", claimed.inbound.id, e)
         await asyncio.to_thread(self.inbox.finish, claimed, State.FAILED)
 
     # -- a mention -------------------------------------------------------------------------------
@@ -225,7 +244,8 @@ class Worker:
             await messages.once("reply", m.EMPTY_MENTION)
             return
         request = self.request_for(inbound, words)
-        goal = self.product.intake(request)  # once per request
+        # once per request, off the event loop (it redacts and parses the whole message)
+        goal = await asyncio.to_thread(self.product.intake, request)
         if goal.kind is RequestKind.CASUAL:
             await messages.once("reply", m.CASUAL_REPLY)
             return
@@ -239,7 +259,9 @@ class Worker:
             link = await self.slack.permalink(inbound.channel, inbound.ts) or ""
             steps["link"] = link
             await messages.save()
-        view = blocks.TicketView(title=_title(words), owner=inbound.user, request_link=link or None)
+        view = blocks.TicketView(
+            title=escape(_title(words)), owner=inbound.user, request_link=link or None
+        )
         ticket = Ticket(messages, view)
         await ticket.open()
 
@@ -297,22 +319,24 @@ class Worker:
         draft = checked.best.draft
         view.status = m.STATUS_ANSWERED
         view.outcome = checked.outcome.value
-        if draft is not None:
-            view.title = draft.title
-            view.root_cause = draft.cause_line()
+        if draft is not None:  # the draft is built from tool output: escaped like it
+            view.title = escape(draft.title)
+            view.root_cause = escape(draft.cause_line())
         if checked.report is not None:
             view.report = (checked.report.namespace, checked.report.name)
         elif Deliverable.RCA in checked.best.goal.deliverables:
             view.no_report = m.REPORT_NOT_WRITTEN
         if checked.verdict is not None:
-            view.missing = list(checked.verdict.missing)
-            view.nonexistent = list(checked.verdict.nonexistent)
+            view.missing = [escape(x) for x in checked.verdict.missing]
+            view.nonexistent = [escape(x) for x in checked.verdict.nonexistent]
         for done in checked.best.mutations:
             view.changes.append(
-                m.change_result(
-                    str(done.get("action") or "change"),
-                    str(done.get("target") or ""),
-                    str(done.get("excerpt") or ""),
+                escape(
+                    m.change_result(
+                        str(done.get("action") or "change"),
+                        str(done.get("target") or ""),
+                        str(done.get("excerpt") or ""),
+                    )
                 )
             )
 
@@ -323,6 +347,7 @@ class Worker:
         text = render.verification_markdown(checked.summary())
         if draft is not None:
             text = render.markdown(draft, checked.best.evidence) + "\n" + text
+        text = escape(text)  # quotes logs, events and the user's words: never Slack markup
         prefix = None if checked.done else m.ANSWER_UNVERIFIED_PREFIX
         answer = blocks.answer(
             text,
@@ -337,7 +362,7 @@ class Worker:
             await self.slack.upload(
                 inbound.channel,
                 inbound.thread_ts,
-                content=answer.file,
+                content=unescape(answer.file),  # a file is shown as it is, no markup
                 filename="rca.md",
                 title=m.RCA_FILE_TITLE,
                 comment="",

@@ -1,28 +1,29 @@
 """`triage serve`: the Slack bot over HTTP (bolt's Starlette adapter) or Socket Mode, plus
 `/healthz`, `/metrics` and a read-only review page of RCA reports (`/reports`).
 
-Requests that bolt cannot even parse (not UTF-8, not JSON) never reach bolt: they are answered
-here, 401 when the signature does not match and 400 when it does, so a malformed body is never
-a 500 and never has a side effect. Everything else goes through bolt's own verification.
+Nothing reaches bolt before triage/web/limits.py has read the body within its size and time
+limits, checked Slack's signature on the raw bytes and parsed the payload within its depth
+and shape limits: unsigned, stale or forged requests are 401, oversized 413, slow 408,
+malformed 400, each one log line and no side effect. A payload bolt or our listeners still
+cannot take is 400 with one log line (bolt's error handler is ours, so no traceback); only a
+store that cannot be written is a 5xx, which Slack retries.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import json
 import logging
+import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
 from starlette.applications import Starlette
@@ -31,7 +32,9 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from tools.errors import ToolError
+from tools.redact import cap
 from triage.app import App
+from triage.core import retention
 from triage.core.errors import ConfigError
 from triage.core.settings import Settings
 from triage.reports import views as reports_view
@@ -39,12 +42,15 @@ from triage.reports.views import ReportReader
 from triage.slack import approvals
 from triage.slack.app import Identity, build_app
 from triage.slack.client import Slack, SlackError, web_client
-from triage.slack.inbox import Inbox, State
+from triage.slack.inbox import Inbox, InboxError, State
 from triage.slack.worker import Worker
+from triage.web import limits
+from triage.web.limits import Limits, RefusalLog, Refused
 
 log = logging.getLogger("triage.server")
 EVENTS_PATH = "/slack/events"
-SIGNATURE_WINDOW_S = 300
+Endpoint = Callable[[Request], Awaitable[Response]]
+ERROR_KEY = "triage_error"  # where bolt's error handler leaves what a listener raised
 
 
 @dataclass
@@ -64,12 +70,33 @@ class Bot:
         except SlackError as e:  # retried on the first request; /healthz says so meanwhile
             log.warning("auth.test failed (%s); will retry on the first request", e)
         self._task = asyncio.create_task(self.worker.run())
+        self._pruning = asyncio.create_task(self._prune_forever())
+
+    async def _prune_forever(self) -> None:
+        state = self.settings.state
+        while True:
+            try:
+                pruned = await asyncio.to_thread(
+                    retention.prune, Path(state.dir), retention_days=state.retention_days
+                )
+            except (OSError, sqlite3.Error) as e:  # the disk: said, tried again later
+                log.warning("could not prune the state in %s: %s", state.dir, e)
+            else:
+                if pruned.threads or pruned.requests:
+                    log.info(
+                        "pruned %d runs and %d requests older than %g days",
+                        pruned.threads,
+                        pruned.requests,
+                        state.retention_days,
+                    )
+            await asyncio.sleep(state.prune_every_s)
 
     async def stop(self) -> None:
         await self.worker.stop()
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        for task in (self._task, self._pruning):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         self.inbox.close()
 
 
@@ -95,7 +122,8 @@ def build_bot(settings: Settings, product: App) -> Bot:
     ]
     redactor = product.redactor.with_literals(secrets)
     client = web_client(slack_settings)
-    inbox = Inbox(inbox_path(settings))
+    limit = slack_settings.max_mention_chars
+    inbox = Inbox(inbox_path(settings), clean=lambda text: redactor.text(cap(text, limit)))
     slack = Slack(client, redactor)
     worker = Worker(
         inbox, slack, product, slack_settings, decide=approvals.decide, ask=approvals.ask
@@ -105,54 +133,12 @@ def build_bot(settings: Settings, product: App) -> Bot:
     return Bot(settings, inbox, identity, worker, app, product.reports())
 
 
-def _parseable(body: bytes) -> bool:
-    """True when bolt can take the body: a JSON object, or a form whose `payload` is one."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    try:
-        return isinstance(json.loads(text), dict)
-    except ValueError:
-        pass
-    if text.lstrip()[:1] in ("{", "["):
-        return False  # meant as JSON, and broken
-    form = parse_qs(text)
-    if "payload" in form:
-        try:
-            return isinstance(json.loads(form["payload"][0]), dict)
-        except ValueError:
-            return False
-    return True
-
-
-def _signed(verifier: SignatureVerifier, secret: Any, body: bytes, request: Request) -> bool:
-    """Slack's signature check for a body bolt cannot take (slack_sdk's verifier needs UTF-8,
-    so raw bytes are checked here the same way: v0 HMAC-SHA256, five-minute window)."""
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        ts = request.headers.get("x-slack-request-timestamp", "")
-        given = request.headers.get("x-slack-signature", "")
-        if not ts.isdigit() or abs(time.time() - int(ts)) > SIGNATURE_WINDOW_S:
-            return False
-        mac = hmac.new(secret.get_secret_value().encode(), f"v0:{ts}:".encode() + body, "sha256")
-        return hmac.compare_digest(f"v0={mac.hexdigest()}", given)
-    return verifier.is_valid_request(body, dict(request.headers))
-
-
 def starlette_app(bot: Bot) -> Starlette:
     reports = bot.reports
-    handler = AsyncSlackRequestHandler(bot.app)
     secret = bot.settings.slack.signing_secret
     verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
 
-    async def events(request: Request) -> Response:
-        body = await request.body()
-        if not _parseable(body):
-            valid = verifier is not None and _signed(verifier, secret, body, request)
-            return PlainTextResponse("invalid request", status_code=400 if valid else 401)
-        return await handler.handle(request)
+    events = events_endpoint(bot, verifier) if verifier is not None else None
 
     async def healthz(_: Request) -> Response:
         try:
@@ -208,9 +194,44 @@ def starlette_app(bot: Bot) -> Starlette:
         Route("/reports", report_index, methods=["GET"]),
         Route("/reports/{namespace}/{name}", report_page, methods=["GET"]),
     ]
-    if verifier is not None:  # Socket Mode alone: no HTTP endpoint for events at all
+    if events is not None:  # Socket Mode alone: no HTTP endpoint for events at all
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def events_endpoint(bot: Bot, verifier: SignatureVerifier) -> Endpoint:
+    """/slack/events: admitted by triage/web/limits.py, then dispatched into bolt."""
+    slack = bot.settings.slack
+    bounds = Limits(slack.max_body_bytes, slack.body_timeout_s, slack.max_json_depth)
+    refusals = RefusalLog()
+
+    @bot.app.error
+    async def on_error(error: Exception, request: Any) -> None:
+        request.context[ERROR_KEY] = error  # read below: one line, no traceback
+
+    async def events(request: Request) -> Response:
+        try:
+            return await admitted(request)
+        except Refused as r:
+            refusals.note(r, request)
+            return PlainTextResponse(r.reason, status_code=r.status)
+        except Exception as e:  # noqa: BLE001 (a shape nothing above foresaw: recorded as one line, answered 400; a 500 would make Slack retry it)
+            refusals.note(Refused(400, f"unexpected {type(e).__name__}: {e}"[:200]), request)
+            return PlainTextResponse("invalid request", status_code=400)
+
+    async def admitted(request: Request) -> Response:
+        body = await limits.admit(request, verifier, bounds, now=time.time())
+        bolt_request = to_async_bolt_request(request, body)
+        answer = await bot.app.async_dispatch(bolt_request)
+        error = bolt_request.context.get(ERROR_KEY)
+        if error is not None or answer.status >= 500:
+            if isinstance(error, InboxError):  # the store, not the request: Slack retries
+                log.error("could not store a request: %s", error)
+                return PlainTextResponse("try again", status_code=503)
+            raise Refused(400, f"not a request we can take ({type(error).__name__})")
+        return to_starlette_response(answer)
+
+    return events
 
 
 def socket_mode(bot: Bot) -> AsyncSocketModeHandler:
@@ -225,7 +246,24 @@ def socket_mode(bot: Bot) -> AsyncSocketModeHandler:
 def serve(bot: Bot, host: str, port: int) -> None:
     import uvicorn  # noqa: PLC0415 (only the server needs it)
 
-    config: Any = uvicorn.Config(
-        starlette_app(bot), host=host, port=port, log_level="info", lifespan="on"
+    uvicorn.Server(server_config(bot, host, port)).run()
+
+
+def server_config(bot: Bot, host: str, port: int, log_level: str = "info") -> Any:
+    """uvicorn as `triage serve` runs it: h11 with a header deadline (limits.GuardedH11),
+    h11's 16 KiB bound on headers, a short keep-alive."""
+    import uvicorn  # noqa: PLC0415
+
+    class Protocol(limits.GuardedH11):
+        header_timeout_s = bot.settings.slack.header_timeout_s
+
+    return uvicorn.Config(
+        starlette_app(bot),
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        http=Protocol,
+        h11_max_incomplete_event_size=16 * 1024,
+        timeout_keep_alive=5,
     )
-    uvicorn.Server(config).run()

@@ -1,0 +1,83 @@
+"""`triage serve` that kills itself with SIGKILL at a chosen point: the kill -9 matrix's process.
+
+    TRIAGE_TEST_CRASH=checkpoint:N   before the N-th checkpoint write reaches SQLite (a step done,
+                                     its checkpoint in flight)
+    TRIAGE_TEST_CRASH=before:METHOD:N  just before the N-th `Inbox.METHOD` (nothing written)
+    TRIAGE_TEST_CRASH=inbox:METHOD:N right after the N-th committed `Inbox.METHOD` (accept, claim,
+                                     save, finish, release, wait): the transition is on disk, what
+                                     follows it never ran
+    TRIAGE_TEST_COUNT=PATH           append one line per checkpoint write and inbox transition
+                                     (how the matrix learns how many points a run has)
+
+Nothing of the product is replaced: the real methods run; the process dies between them, as a
+liveness probe or the OOM killer would kill it. Run as `python -m tests.slack.crash_serve ARGS`
+with the arguments of `triage`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+from collections import Counter
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from triage.cli.main import main
+from triage.slack.inbox import Inbox
+
+INBOX_METHODS = ("accept", "claim", "save", "finish", "release", "wait")
+counts: Counter[str] = Counter()
+crash = os.environ.get("TRIAGE_TEST_CRASH", "")
+count_file = os.environ.get("TRIAGE_TEST_COUNT")
+
+
+def _record(point: str) -> int:
+    counts[point] += 1
+    if count_file:
+        with open(count_file, "a") as f:
+            f.write(f"{point}\n")
+    return counts[point]
+
+
+def _die() -> None:
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _checkpoint(put: Any) -> Any:
+    @functools.wraps(put)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        n = _record("checkpoint")
+        if crash == f"checkpoint:{n}":
+            _die()
+        return put(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _transition(name: str, method: Any) -> Any:
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if crash == f"before:{name}:{counts[f'inbox:{name}'] + 1}":
+            _die()
+        result = method(self, *args, **kwargs)
+        if name == "claim" and result is None:
+            return result  # nothing claimed: no transition
+        n = _record(f"inbox:{name}")
+        if crash == f"inbox:{name}:{n}":
+            _die()
+        return result
+
+    return wrapper
+
+
+SqliteSaver.put = _checkpoint(SqliteSaver.put)  # type: ignore[method-assign]
+for _name in INBOX_METHODS:
+    setattr(Inbox, _name, _transition(_name, getattr(Inbox, _name)))
+
+if __name__ == "__main__":
+    sys.argv = ["triage", *sys.argv[1:]]
+    main()

@@ -1,5 +1,6 @@
 """`triage serve`: the Slack bot over HTTP (bolt's Starlette adapter) or Socket Mode, plus
-`/healthz`, `/metrics` and a read-only review page of RCA reports (`/reports`).
+`/healthz` and `/metrics`; the review page of RCA reports runs beside it on a listener of its
+own (triage/web/review.py, settings.review.port), never on the Slack port.
 
 Requests that bolt cannot even parse (not UTF-8, not JSON) never reach bolt: they are answered
 here, 401 when the signature does not match and 400 when it does, so a malformed body is never
@@ -14,12 +15,13 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+import uvicorn
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
@@ -27,15 +29,12 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tools.errors import ToolError
 from triage.app import App
 from triage.core.errors import ConfigError
 from triage.core.settings import Settings
-from triage.reports import views as reports_view
-from triage.reports.views import ReportReader
 from triage.slack import approvals
 from triage.slack.app import Identity, build_app
 from triage.slack.client import Slack, SlackError, web_client
@@ -56,7 +55,6 @@ class Bot:
     identity: Identity
     worker: Worker
     app: AsyncApp
-    reports: ReportReader | None = None
 
     async def start(self) -> None:
         try:
@@ -102,7 +100,7 @@ def build_bot(settings: Settings, product: App) -> Bot:
     )
     identity = Identity(client)
     app = build_app(slack_settings, inbox, identity, kick=worker.kick)
-    return Bot(settings, inbox, identity, worker, app, product.reports())
+    return Bot(settings, inbox, identity, worker, app)
 
 
 def _parseable(body: bytes) -> bool:
@@ -142,7 +140,6 @@ def _signed(verifier: SignatureVerifier, secret: Any, body: bytes, request: Requ
 
 
 def starlette_app(bot: Bot) -> Starlette:
-    reports = bot.reports
     handler = AsyncSlackRequestHandler(bot.app)
     secret = bot.settings.slack.signing_secret
     verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
@@ -167,28 +164,6 @@ def starlette_app(bot: Bot) -> Starlette:
     async def metrics(_: Request) -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
-    async def report_index(request: Request) -> Response:
-        if reports is None:
-            return PlainTextResponse("no report source configured", status_code=404)
-        namespace = request.query_params.get("namespace") or None
-        try:
-            items = await asyncio.to_thread(reports.list, namespace)
-        except ToolError as e:
-            return PlainTextResponse(f"cannot read RCA reports: {e}", status_code=502)
-        return HTMLResponse(reports_view.html_index(items, namespace))
-
-    async def report_page(request: Request) -> Response:
-        if reports is None:
-            return PlainTextResponse("no report source configured", status_code=404)
-        ns, name = request.path_params["namespace"], request.path_params["name"]
-        try:
-            obj = await asyncio.to_thread(reports.get, ns, name)
-        except ToolError as e:
-            return PlainTextResponse(f"cannot read the RCA report: {e}", status_code=502)
-        if obj is None:
-            return PlainTextResponse(f"no RCA report {ns}/{name}", status_code=404)
-        return HTMLResponse(reports_view.html_report(obj))
-
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await bot.start()
@@ -205,8 +180,6 @@ def starlette_app(bot: Bot) -> Starlette:
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        Route("/reports", report_index, methods=["GET"]),
-        Route("/reports/{namespace}/{name}", report_page, methods=["GET"]),
     ]
     if verifier is not None:  # Socket Mode alone: no HTTP endpoint for events at all
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
@@ -222,10 +195,36 @@ def socket_mode(bot: Bot) -> AsyncSocketModeHandler:
     return AsyncSocketModeHandler(bot.app, token.get_secret_value())
 
 
-def serve(bot: Bot, host: str, port: int) -> None:
-    import uvicorn  # noqa: PLC0415 (only the server needs it)
+class _Beside(uvicorn.Server):
+    """The review page's server, in the same event loop as the bot's: the bot's server owns
+    the signal handlers and tells this one to stop when it does."""
 
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
+    """Serve the bot on host:port and, when given, the review page (an ASGI app from
+    triage.web.review.asgi) on settings.review.host:port, in one event loop."""
     config: Any = uvicorn.Config(
         starlette_app(bot), host=host, port=port, log_level="info", lifespan="on"
     )
-    uvicorn.Server(config).run()
+    main = uvicorn.Server(config)
+    if review is None:
+        main.run()
+        return
+    r = bot.settings.review
+    side = _Beside(
+        uvicorn.Config(review, host=r.host, port=r.port, log_level="info", lifespan="on")
+    )
+
+    async def both() -> None:
+        task = asyncio.create_task(side.serve())
+        try:
+            await main.serve()
+        finally:
+            side.should_exit = True
+            await task
+
+    asyncio.run(both())

@@ -368,6 +368,11 @@ class ReviewSettings(BaseModel):
         "elsewhere (`triage reports review`) into triage_reviews_total, seconds.",
     )
     page_size: int = Field(default=50, ge=5, le=500, description="Reports per page of the list.")
+    slack_reviewers: list[str] = Field(
+        default_factory=list,
+        description="Slack user IDs whose Confirm cause / Dispute clicks are recorded; empty: "
+        "anyone in a channel the bot answers in (they see the ticket, they may judge it).",
+    )
     session_s: float = Field(
         default=8 * 3600.0,
         gt=0,

@@ -35,7 +35,7 @@ from starlette.routing import Route
 from triage.app import App
 from triage.core.errors import ConfigError
 from triage.core.settings import Settings
-from triage.slack import approvals
+from triage.slack import approvals, reviews
 from triage.slack.app import Identity, build_app
 from triage.slack.client import Slack, SlackError, web_client
 from triage.slack.inbox import Inbox, State
@@ -96,7 +96,13 @@ def build_bot(settings: Settings, product: App) -> Bot:
     inbox = Inbox(inbox_path(settings))
     slack = Slack(client, redactor)
     worker = Worker(
-        inbox, slack, product, slack_settings, decide=approvals.decide, ask=approvals.ask
+        inbox,
+        slack,
+        product,
+        slack_settings,
+        decide=approvals.decide,
+        ask=approvals.ask,
+        review=reviews.decide,
     )
     identity = Identity(client)
     app = build_app(slack_settings, inbox, identity, kick=worker.kick)

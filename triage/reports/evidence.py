@@ -8,8 +8,9 @@ megabytes of pod lists, and the digest already pins it).
 
 etcd refuses an object over 1.5 MiB (its default `--max-request-bytes`), and a run may make
 hundreds of calls with long excerpts. The bound, in order:
-1. at most `MAX_RECORDS` records; cited ones are always kept (the claims rest on them), then
-   failed calls (a reader must see what could not be read), then the rest in run order;
+1. at most `MAX_RECORDS` records; cited ones first (the claims rest on them; a run makes far
+   fewer calls than this, `graph.max_tool_calls`), then failed calls (a reader must see what
+   could not be read), then the rest, kept in run order;
 2. every string argument clipped to `ARG_CHARS`, and each record's arguments to `ARGS_CHARS`;
 3. excerpts clipped to `CITED_CHARS` (cited) and `OTHER_CHARS` (the rest); while the records
    are over `BUDGET_BYTES`, both limits are lowered step by step (uncited excerpts go first);
@@ -41,41 +42,48 @@ _STEPS = ((CITED_CHARS, OTHER_CHARS), (1_000, 200), (600, 80), (300, 0), (120, 0
 _FAILED = frozenset({ToolStatus.ERROR, ToolStatus.DENIED, ToolStatus.APPROVAL_REQUIRED})
 
 
-def _arg(value: Any) -> Any:
+def _arg(value: Any, chars: int) -> Any:
     if isinstance(value, str):
-        return clip(value, ARG_CHARS)
+        return clip(value, chars)
     if isinstance(value, dict):
-        return {str(k): _arg(v) for k, v in list(value.items())[:50]}
+        return {str(k): _arg(v, chars) for k, v in list(value.items())[:50]}
     if isinstance(value, list | tuple):
-        return [_arg(v) for v in list(value)[:50]]
+        return [_arg(v, chars) for v in list(value)[:50]]
     return value if isinstance(value, int | float | bool) or value is None else str(value)
 
 
 def clipped_args(args: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
-    clipped = _arg(redactor.data(args))
+    """Arguments clipped and redacted (redacting twice what is kept, as for excerpts)."""
+    clipped = _arg(redactor.data(_arg(args, 2 * ARG_CHARS)), ARG_CHARS)
     if len(json.dumps(clipped, default=str)) <= ARGS_CHARS:
         return dict(clipped)
     # Too long even clipped: keep it readable as one string rather than drop it.
     return {"_clipped": clip(json.dumps(clipped, default=str), ARGS_CHARS)}
 
 
-def _record(e: Evidence, cited: bool, limit: int, redactor: Redactor) -> dict[str, Any]:
-    excerpt = redactor.text(e.excerpt)
+def _base(e: Evidence, cited: bool, redactor: Redactor) -> tuple[dict[str, Any], str]:
+    """A record without its excerpt, and the excerpt redacted. Only twice the longest excerpt
+    kept is redacted (a secret starting inside what is kept is wholly inside that window), so
+    a megabyte of log costs no more than a short one."""
     record: dict[str, Any] = {
         "id": e.id,
         "tool": e.tool,
         "args": clipped_args(e.args, redactor),
         "status": e.status.value,
-        "excerpt": clip(excerpt, limit) if limit else "",
         "digest": e.digest,
         "cited": cited,
     }
-    if len(excerpt.strip()) > limit:
-        record["excerptClipped"] = True
     if e.error_kind is not None:
         record["errorKind"] = e.error_kind.value
     if e.purpose:
-        record["purpose"] = clip(redactor.text(e.purpose), 200)
+        record["purpose"] = clip(redactor.text(e.purpose[:400]), 200)
+    return record, redactor.text(e.excerpt.strip()[: 2 * CITED_CHARS])
+
+
+def _with_excerpt(base: dict[str, Any], excerpt: str, full: int, limit: int) -> dict[str, Any]:
+    record = {**base, "excerpt": clip(excerpt, limit) if limit else ""}
+    if full > limit:
+        record["excerptClipped"] = True
     return record
 
 
@@ -98,11 +106,12 @@ def bounded(
 ) -> tuple[list[dict[str, Any]], int]:
     """The records to store and how many were dropped; see the module docstring."""
     chosen = _chosen(evidence, cited)
+    prepared = [(*_base(e, e.id in cited, redactor), len(e.excerpt.strip())) for e in chosen]
     records: list[dict[str, Any]] = []
     for cited_chars, other_chars in _STEPS:
         records = [
-            _record(e, e.id in cited, cited_chars if e.id in cited else other_chars, redactor)
-            for e in chosen
+            _with_excerpt(base, excerpt, full, cited_chars if base["cited"] else other_chars)
+            for base, excerpt, full in prepared
         ]
         if _size(records) <= BUDGET_BYTES:
             return records, len(evidence) - len(records)

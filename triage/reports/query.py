@@ -77,8 +77,12 @@ class Query:
         return urlencode({k: v for k, v in pairs.items() if v})
 
     def sort_link(self, key: str) -> str:
-        """Parameters that sort by `key` (flipping the order when it is the current key)."""
-        order = "asc" if self.sort == key and self.order == "desc" else "desc"
+        """Parameters that sort by `key`: newest first for time, A to Z for the rest; the
+        current key's link flips the order."""
+        if self.sort == key:
+            order = "asc" if self.order == "desc" else "desc"
+        else:
+            order = "desc" if key == "created" else "asc"
         return self.params(sort=key, order=order, page=1)
 
     @property

@@ -14,6 +14,7 @@ import contextlib
 import hmac
 import json
 import logging
+import signal
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -201,9 +202,9 @@ def socket_mode(bot: Bot) -> AsyncSocketModeHandler:
     return AsyncSocketModeHandler(bot.app, token.get_secret_value())
 
 
-class _Beside(uvicorn.Server):
-    """The review page's server, in the same event loop as the bot's: the bot's server owns
-    the signal handlers and tells this one to stop when it does."""
+class _Quiet(uvicorn.Server):
+    """A server that leaves the signals to `serve` (two servers share one loop and stop
+    together; uvicorn's own handling would let the first one end the process)."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -212,25 +213,40 @@ class _Beside(uvicorn.Server):
 
 def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
     """Serve the bot on host:port and, when given, the review page (an ASGI app from
-    triage.web.review.asgi) on settings.review.host:port, in one event loop."""
-    config: Any = uvicorn.Config(
-        starlette_app(bot), host=host, port=port, log_level="info", lifespan="on"
-    )
-    main = uvicorn.Server(config)
-    if review is None:
-        main.run()
-        return
-    r = bot.settings.review
-    side = _Beside(
-        uvicorn.Config(review, host=r.host, port=r.port, log_level="info", lifespan="on")
-    )
+    triage.web.review.asgi) on settings.review.host:port, in one event loop. SIGTERM or
+    SIGINT stops both gracefully (a second one forces it)."""
+    servers = [
+        _Quiet(
+            uvicorn.Config(
+                starlette_app(bot), host=host, port=port, log_level="info", lifespan="on"
+            )
+        )
+    ]
+    if review is not None:
+        r = bot.settings.review
+        servers.append(
+            _Quiet(
+                uvicorn.Config(review, host=r.host, port=r.port, log_level="info", lifespan="on")
+            )
+        )
 
-    async def both() -> None:
-        task = asyncio.create_task(side.serve())
-        try:
-            await main.serve()
-        finally:
-            side.should_exit = True
-            await task
+    def stop() -> None:
+        for s in servers:
+            if s.should_exit:
+                s.force_exit = True
+            s.should_exit = True
 
-    asyncio.run(both())
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
+        tasks = [asyncio.create_task(s.serve()) for s in servers]
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        stop()  # one ended (a signal, or it could not bind): end the other too
+        await asyncio.gather(*tasks)
+        for task in done:
+            task.result()
+
+    asyncio.run(run())
+    if any(not s.started for s in servers):
+        raise SystemExit(1)  # a listener never came up (port in use): uvicorn said why

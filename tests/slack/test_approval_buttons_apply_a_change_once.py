@@ -15,8 +15,6 @@ import pytest
 from kubernetes import client
 
 from policies import Policy
-from tests.tools.mutate.cluster import create_deployment, policy_for
-from tests.tools.mutate.rig import Rig
 from tests.slack.support import (
     CHANNEL,
     BotServer,
@@ -27,6 +25,8 @@ from tests.slack.support import (
     user_message,
 )
 from tests.support.fake_slack import TEAM_ID, FakeSlack
+from tests.tools.mutate.cluster import create_deployment, policy_for
+from tests.tools.mutate.rig import Rig
 from tools.mutate.ledger import Phase, utcnow
 from tools.read.kube import KubeReader
 from tools.read.registry import ReadRegistry

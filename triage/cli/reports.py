@@ -171,8 +171,7 @@ def reports_review(
         sys.stdout.write(reports_view.as_json(obj) + "\n")
     else:
         s = reports_view.summary(obj)
-        Console().print(
-            f"Recorded: {verdict.value} by {review.by} on {ns}/{name} (outcome {s.outcome}).",
-            highlight=False,
+        sys.stdout.write(
+            f"Recorded: {verdict.value} by {review.by} on {ns}/{name} (outcome {s.outcome}).\n"
         )
     raise typer.Exit(0)

@@ -25,6 +25,7 @@ from triage.app import App
 from triage.core.models import Claim, RCADraft
 from triage.core.settings import ReviewSettings, Settings, StateSettings
 from triage.reports.store import KubeReportStore
+from triage.web.auth import KubeAccess
 from triage.web.review import build_review
 
 pytestmark = pytest.mark.cluster
@@ -143,6 +144,7 @@ def test_what_a_user_sees_is_what_rbac_lets_them_get(cluster, tmp_path) -> None:
     assert "Confirm cause" not in alice_page.text  # a viewer, not a reviewer
     assert alice_other.status_code == 403
     # One TokenReview per person, however many pages (cached); each answer from the apiserver.
+    assert isinstance(access, KubeAccess)
     assert access.token_reviews == 2
 
 

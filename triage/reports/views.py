@@ -267,6 +267,16 @@ def markdown(obj: Json) -> str:
         body = "_The stored draft could not be read._\n"
     else:
         body = render.markdown(draft, evidence, total_calls=spec.get("evidenceTotal"))
+    if draft is not None:
+        cited = draft.cited_ids()
+        failed = ("error", "denied", "approval_required")
+        listed = [e for e in evidence if e.id in cited or e.status.value in failed]
+        rest = len(evidence) - len(listed)
+        if rest > 0:
+            body += (
+                f"\n_{rest} more stored tool outcomes are not cited; `-o json` lists them "
+                "all (spec.evidence)._\n"
+            )
     omitted = int(spec.get("evidenceOmitted") or 0)
     if omitted:
         body += f"\n_{omitted} uncited tool outcomes were left out to fit the size limit._\n"

@@ -399,7 +399,7 @@ def _publish(store: ReportStore, ref: ReportRef, run: CheckedRun) -> None:
         "nonexistent": _capped(summary["nonexistent"]),
         "notes": _capped(summary["notes"])[:50],
         "spend": summary["spend"],
-        "planner": summary["planner"],
+        **({"planner": summary["planner"]} if summary["planner"] else {}),
         "attemptLog": summary["attempt_log"][:MAX_STATUS_ITEMS],
         "timings": summary["timings"],
         "checkedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

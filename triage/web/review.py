@@ -23,20 +23,17 @@ import hmac
 import logging
 import re
 import secrets
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
-from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from tools.errors import ToolError
 from tools.redact import Redactor
@@ -60,75 +57,18 @@ from triage.web.auth import (
     review_in,
     see,
 )
+from triage.web.http import (
+    SecurityHeaders,
+    Sessions,
+    TooLarge,
+    bearer,
+    form_fields,
+    safe_next,
+)
 
 log = logging.getLogger("triage.review")
 COOKIE = "triage_session"
-MAX_FORM_BYTES = 16 * 1024
-MAX_SESSIONS = 10_000
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
-
-
-class SecurityHeaders:
-    """Adds HEADERS to every response (ours and the router's 404s)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                raw = list(message.get("headers") or [])
-                present = {k.lower() for k, _ in raw}
-                for k, v in HEADERS.items():
-                    if k.lower().encode() not in present:
-                        raw.append((k.lower().encode(), v.encode()))
-                message["headers"] = raw
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
-
-
-class Sessions:
-    """Pasted tokens, server-side, by a random id; bounded, each for `ttl_s`."""
-
-    def __init__(self, ttl_s: float) -> None:
-        self.ttl_s = ttl_s
-        self._items: OrderedDict[str, tuple[float, str]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def create(self, token: str) -> str:
-        sid = secrets.token_urlsafe(32)
-        with self._lock:
-            self._items[sid] = (time.monotonic() + self.ttl_s, token)
-            while len(self._items) > MAX_SESSIONS:
-                self._items.popitem(last=False)
-        return sid
-
-    def token(self, sid: str | None) -> str | None:
-        if not sid:
-            return None
-        with self._lock:
-            hit = self._items.get(sid)
-            if hit is None or hit[0] < time.monotonic():
-                self._items.pop(sid, None)
-                return None
-            return hit[1]
-
-    def drop(self, sid: str | None) -> None:
-        with self._lock:
-            self._items.pop(sid or "", None)
 
 
 class ReportIndex:
@@ -220,36 +160,6 @@ def build_review(settings: Settings, product: App) -> ReviewParts | None:
     )
 
 
-def _bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, value = header.partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _form(request: Request) -> dict[str, str]:
-    """A urlencoded form, read up to MAX_FORM_BYTES (the page's forms are small)."""
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_FORM_BYTES:
-            raise _TooLarge
-    parsed = parse_qs(body.decode("utf-8", "replace"), max_num_fields=10)
-    return {k: v[0] for k, v in parsed.items() if v}
-
-
-def _safe_next(value: str) -> str:
-    """Only a path on this site (no scheme, no //host): a login never redirects elsewhere."""
-    return (
-        value
-        if value.startswith("/") and not value.startswith("//") and "\\" not in value
-        else "/reports"
-    )
-
-
 def review_app(parts: ReviewParts) -> Starlette:  # noqa: PLR0915 (one closure per route)
     settings = parts.settings
     access = parts.access
@@ -264,13 +174,13 @@ def review_app(parts: ReviewParts) -> Starlette:  # noqa: PLR0915 (one closure p
         return hmac.new(secret, bound.encode(), hashlib.sha256).hexdigest()
 
     async def authenticate(request: Request) -> User:
-        token = _bearer(request) or sessions.token(request.cookies.get(COOKIE))
+        token = bearer(request) or sessions.token(request.cookies.get(COOKIE))
         peer = request.client.host if request.client else None
         return await asyncio.to_thread(access.authenticate, token, dict(request.headers), peer)
 
     def denied(request: Request, e: AuthError) -> Response:
         if e.status == 401:
-            page = pages.render_login(error=str(e), next_url=_safe_next(request.url.path))
+            page = pages.render_login(error=str(e), next_url=safe_next(request.url.path))
             headers = {"WWW-Authenticate": 'Bearer realm="triage"'}
             return HTMLResponse(page, status_code=401, headers=headers)
         return HTMLResponse(pages.render_message("Cannot check who you are", str(e)), e.status)
@@ -363,8 +273,8 @@ def review_app(parts: ReviewParts) -> Starlette:  # noqa: PLR0915 (one closure p
             return message("No such report", "Reviews cannot be recorded here.", 404, user)
         ns, name = where
         try:
-            form = await _form(request)
-        except (_TooLarge, ValueError):
+            form = await form_fields(request)
+        except (TooLarge, ValueError):
             return message("Too long", "The review is too long; keep the note short.", 413, user)
         given = str(form.get("csrf") or "")
         if not hmac.compare_digest(given, csrf_for(request, user)):
@@ -417,16 +327,16 @@ def review_app(parts: ReviewParts) -> Starlette:  # noqa: PLR0915 (one closure p
         )
 
     async def login_form(request: Request) -> Response:
-        next_url = _safe_next(request.query_params.get("next") or "/reports")
+        next_url = safe_next(request.query_params.get("next") or "/reports")
         return HTMLResponse(pages.render_login(next_url=next_url))
 
     async def login(request: Request) -> Response:
         try:
-            form = await _form(request)
-        except (_TooLarge, ValueError):
+            form = await form_fields(request)
+        except (TooLarge, ValueError):
             return HTMLResponse(pages.render_login(error="That is too long for a token."), 413)
         token = "".join(str(form.get("token") or "").split())
-        next_url = _safe_next(str(form.get("next") or "/reports"))
+        next_url = safe_next(str(form.get("next") or "/reports"))
         try:
             await asyncio.to_thread(access.authenticate, token or None, {}, None)
         except AuthError as e:

@@ -29,7 +29,7 @@ from triage.reports.review import Review, Verdict, Via, record
 from triage.reports.store import MemoryReportStore, ReportRef
 from triage.reports.views import MemoryReports
 from triage.web.auth import Access, LocalAccess
-from triage.web.review import ReviewParts, asgi
+from triage.web.review import ReviewParts, asgi, server_config
 
 NAMESPACES = ("shop", "payments", "search", "identity", "media")
 OUTCOMES = ("verified", "verified", "rejected", "budget_exhausted", "unchecked")
@@ -160,9 +160,7 @@ class ReviewServer:
     def __init__(self, parts: ReviewParts) -> None:
         self.parts = parts
         self.port = free_port()
-        config = uvicorn.Config(
-            asgi(parts), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
+        config = server_config(asgi(parts), "127.0.0.1", self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

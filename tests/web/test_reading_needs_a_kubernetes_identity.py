@@ -193,7 +193,12 @@ def test_reviewing_needs_the_reviewer_role(cluster, tmp_path) -> None:
 def test_a_trusted_proxy_header_is_believed_only_from_the_proxy(cluster, tmp_path) -> None:
     a = cluster["a"]
     name = cluster["refs"][a].name
-    header = {"X-Forwarded-User": "dave@example.com", "X-Forwarded-Groups": "oncall,devs"}
+    # What oauth2-proxy sends: the user, the groups, and where the browser really is.
+    header = {
+        "X-Forwarded-User": "dave@example.com",
+        "X-Forwarded-Groups": "oncall,devs",
+        "X-Forwarded-For": "203.0.113.9",
+    }
     with _server(
         cluster,
         tmp_path,

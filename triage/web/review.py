@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
+import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -411,3 +412,10 @@ def review_app(parts: ReviewParts) -> Starlette:  # noqa: PLR0915 (one closure p
 def asgi(parts: ReviewParts) -> ASGIApp:
     """The review page with its security headers: what uvicorn serves."""
     return SecurityHeaders(review_app(parts))
+
+
+def server_config(app: ASGIApp, host: str, port: int, **kwargs: Any) -> uvicorn.Config:
+    """How the page is served. `proxy_headers=False`: the peer address stays the TCP peer's,
+    so an X-Forwarded-For header (which a proxy in front adds, and anyone can forge) can never
+    move a request into or out of `trusted_proxy_cidrs`."""
+    return uvicorn.Config(app, host=host, port=port, lifespan="on", proxy_headers=False, **kwargs)

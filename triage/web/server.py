@@ -41,6 +41,7 @@ from triage.slack.app import Identity, build_app
 from triage.slack.client import Slack, SlackError, web_client
 from triage.slack.inbox import Inbox, State
 from triage.slack.worker import Worker
+from triage.web.review import server_config
 
 log = logging.getLogger("triage.server")
 EVENTS_PATH = "/slack/events"
@@ -224,11 +225,7 @@ def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
     ]
     if review is not None:
         r = bot.settings.review
-        servers.append(
-            _Quiet(
-                uvicorn.Config(review, host=r.host, port=r.port, log_level="info", lifespan="on")
-            )
-        )
+        servers.append(_Quiet(server_config(review, r.host, r.port, log_level="info")))
 
     def stop() -> None:
         for s in servers:

@@ -183,6 +183,21 @@ class App:
             return KubeReports(self.api_client, timeout_s=self.settings.kube.timeout_s)
         return None
 
+    def ledger_entry(self, op_id: str) -> dict[str, Any] | None:
+        """One Operation of the ledger as plain data (the review page links changes to it),
+        read as this process's own identity; None when absent or there is no cluster."""
+        if self.registry is not None:
+            op = self.registry.ledger.get(op_id)
+        elif self.api_client is not None:
+            m = self.settings.mutations
+            ledger = KubeLedger(
+                self.api_client, namespace=m.ledger_namespace, timeout_s=m.timeout_s
+            )
+            op = ledger.get(op_id)
+        else:
+            return None
+        return None if op is None else op.model_dump(mode="json")
+
     def planner(self, kind: str | None = None) -> Planner:
         """A fresh planner for one attempt: `kind`, else the settings' choice."""
         if self.planners is not None:

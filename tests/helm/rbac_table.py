@@ -94,6 +94,23 @@ CHECKS: tuple[Check, ...] = (
         subresource="status",
     ),
     Check("delete an RCAReport", "delete", "rcareports", "target", (N, N, N), group="triage.dev"),
+    # The review page asks who a person is and what they may do (system:auth-delegator).
+    Check(
+        "review a token (TokenReview)",
+        "create",
+        "tokenreviews",
+        "cluster",
+        (Y, N, N),
+        group="authentication.k8s.io",
+    ),
+    Check(
+        "ask what a user may do (SubjectAccessReview)",
+        "create",
+        "subjectaccessreviews",
+        "cluster",
+        (Y, N, N),
+        group="authorization.k8s.io",
+    ),
     Check("list Operations (ledger)", "list", "operations", "release", (Y, N, Y), "triage.dev"),
     Check("create an Operation", "create", "operations", "release", (N, N, Y), "triage.dev"),
     Check("update an Operation", "update", "operations", "release", (N, N, Y), "triage.dev"),

@@ -44,7 +44,7 @@ def test_every_ci_values_file_renders_a_hardened_agent(helm: Helm, values: Path)
     docs = helm.template(values, namespace="triage-system")
     dep = _one(docs, "Deployment")
     pod = dep["spec"]["template"]["spec"]
-    (container,) = pod["containers"]
+    container = next(c for c in pod["containers"] if c["name"] == "triage")  # sidecars aside
     assert container["args"] == ["serve"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -96,7 +96,8 @@ def test_selectors_are_scoped_to_the_release(helm: Helm) -> None:
     sel_b = _one(b, "Deployment")["spec"]["selector"]["matchLabels"]
     assert sel_a["app.kubernetes.io/instance"] == "blue"
     assert sel_a != sel_b
-    assert _one(a, "Service")["spec"]["selector"] == sel_a
+    assert _one(a, "Service", "-triage")["spec"]["selector"] == sel_a
+    assert _one(a, "Service", "-review")["spec"]["selector"] == sel_a
     assert _one(a, "Deployment")["spec"]["template"]["metadata"]["labels"].items() >= sel_a.items()
 
 

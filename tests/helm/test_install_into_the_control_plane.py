@@ -84,6 +84,8 @@ def test_install_creates_the_release_and_helm_test_passes(
         assert dep.spec.template.spec.service_account_name == rel.agent
         svc: Any = core.read_namespaced_service(rel.fullname, namespace)
         assert svc.spec.selector == dep.spec.selector.match_labels
+        review: Any = core.read_namespaced_service(f"{rel.fullname}-review", namespace)
+        assert review.spec.selector == dep.spec.selector.match_labels
         cms = {cm.metadata.name for cm in core.list_namespaced_config_map(namespace).items}
         assert {f"{rel.fullname}-policy", f"{rel.fullname}-kubeconfig"} <= cms
         roles = {r.metadata.name for r in rbac.list_namespaced_role(namespace).items}
@@ -97,7 +99,12 @@ def test_install_creates_the_release_and_helm_test_passes(
             ).items
         }
         # Named "<namespace>-<fullname>-<role>", cut to 63 characters with a hash when longer.
-        assert sorted(n.rsplit("-", 1)[1] for n in cluster_roles) == ["reader", "reports"]
+        assert sorted(n.rsplit("-", 1)[1] for n in cluster_roles) == [
+            "reader",
+            "reports",
+            "reviewer",  # report-reviewer and report-viewer: for people (the review page)
+            "viewer",
+        ]
         assert all(len(n) <= 63 for n in cluster_roles)
         # The hook: a Job as the reader, which kwok (the fake kubelet) completes.
         out = helm_cluster.run("test", rel.name, "--namespace", namespace, "--timeout", "60s")

@@ -1,4 +1,5 @@
-"""The `triage` command: investigate a live cluster, record a bundle, replay the demo, serve.
+"""The `triage` command: investigate a live cluster, record a bundle, replay it (or the demo),
+serve.
 
 Every command builds the product through the composition root (triage/app.py) and runs the
 one checked run; this module only parses options and prints. Exit statuses are those of
@@ -201,8 +202,35 @@ def record(
 def _bundle(name: str) -> Bundle:
     names = demo_names()
     if name not in names:
-        raise UsageError(f"no demo bundle {name!r}; choose one of: {', '.join(names) or 'none'}")
+        hint = f" To replay a recorded file, run `triage replay {name}`." if "." in name else ""
+        choices = ", ".join(names) or "none"
+        raise UsageError(f"no demo bundle {name!r}; choose one of: {choices}.{hint}")
     return Bundle.read(demo_dir() / f"{name}.json")
+
+
+def _replay(
+    bundle: Bundle, output: Output, quiet: bool, planner: str, label: str, key: str = "replayed"
+) -> int:
+    """A recorded bundle through the product's checked run, offline; the exit status."""
+    settings = settings_with(None)
+    product, replay = App.replay(settings, bundle)
+    request = Request(
+        words=bundle.question, default_namespace=bundle.namespace, now=bundle.now, planner=planner
+    )
+    run = product.checked_run(request)
+    if output is not Output.json and not quiet:
+        Console(stderr=True).print(
+            f"[dim]Replaying {label}: {len(bundle.calls)} tool results recorded "
+            f"{bundle.recorded_at} from {bundle.source}.[/]\n[bold]Question:[/] {bundle.question}",
+            highlight=False,
+        )
+    if replay.misses and not quiet:
+        Console(stderr=True).print(
+            f"[yellow]{len(replay.misses)} call(s) were not in the bundle and were answered "
+            "as errors[/] (the RCA says so).",
+            highlight=False,
+        )
+    return _emit(run, output, {key: label, "replay_misses": replay.misses})
 
 
 @app.command()
@@ -222,21 +250,30 @@ def demo(
     if not names:
         raise fail("no demo bundles are installed with this package.", EXIT_USAGE)
     chosen = scenario or ("crashloop-bad-env" if "crashloop-bad-env" in names else names[0])
-    bundle = _bundle(chosen)
-    settings = settings_with(None)
-    product, replay = App.replay(settings, bundle)
-    request = Request(
-        words=bundle.question, default_namespace=bundle.namespace, now=bundle.now, planner="rules"
-    )
-    run = product.checked_run(request)
-    if output is not Output.json and not quiet:
-        Console(stderr=True).print(
-            f"[dim]Replaying {chosen}: {len(bundle.calls)} tool results recorded "
-            f"{bundle.recorded_at} from {bundle.source}.[/]\n[bold]Question:[/] {bundle.question}",
-            highlight=False,
-        )
-    code = _emit(run, output, {"demo": chosen, "replay_misses": replay.misses})
-    raise typer.Exit(code)
+    raise typer.Exit(_replay(_bundle(chosen), output, quiet, "rules", chosen, "demo"))
+
+
+@app.command()
+@plain_errors
+def replay(
+    file: Annotated[Path, typer.Argument(help="A bundle written by `triage record --out FILE`.")],
+    output: OutputOpt = Output.text,
+    quiet: QuietOpt = False,
+    planner: PlannerOpt = None,
+) -> None:
+    """Replay a recorded investigation offline (no cluster, Slack or model): the same planner
+    over the same tool results gives the same RCA and outcome as when it was recorded."""
+    try:
+        bundle = Bundle.read(file)
+    except FileNotFoundError as e:
+        raise UsageError(
+            f"no bundle at {file}: write one with `triage record ... --out {file}`"
+        ) from e
+    except (ValueError, OSError) as e:
+        raise UsageError(
+            f"{file} is not a bundle written by `triage record` ({type(e).__name__})"
+        ) from e
+    raise typer.Exit(_replay(bundle, output, quiet, planner or "rules", str(file)))
 
 
 @app.command()
@@ -258,8 +295,9 @@ def serve(
     planner: PlannerOpt = None,
 ) -> None:
     """Run the Slack bot: HTTP events on /slack/events (or Socket Mode with an app token),
-    /healthz and /metrics. Configure it with TRIAGE_SLACK__* (see the README's Slack section)."""
-    from triage.web import server  # noqa: PLC0415 (the server's dependencies load only here)
+    /healthz and /metrics; and the review page on its own port (TRIAGE_REVIEW__PORT, 8081).
+    Configure them with TRIAGE_SLACK__* and TRIAGE_REVIEW__* (README: Slack, Reviewing)."""
+    from triage.web import review, server  # noqa: PLC0415 (the server's dependencies load here)
 
     settings = settings_with(kubeconfig)
     if planner is not None:
@@ -269,7 +307,9 @@ def serve(
     else:
         product = App.live(settings, context=context, prometheus_url=prometheus_url)
     bot = server.build_bot(settings, product)
-    server.serve(bot, host or settings.slack.host, port or settings.slack.port)
+    parts = review.build_review(settings, product)
+    page = review.asgi(parts) if parts is not None else None
+    server.serve(bot, host or settings.slack.host, port or settings.slack.port, page)
 
 
 app.add_typer(ops_app, name="ops")

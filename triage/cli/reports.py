@@ -1,7 +1,9 @@
-"""`triage reports`: the RCA reports in the cluster, read back with their outcome.
+"""`triage reports`: the RCA reports in the cluster, read back with their outcome, and reviewed.
 
 Only `verified` was checked by the judge; every other outcome is an unverified draft, and the
-listing says which is which. Reads only; the identity needs get/list on rcareports.
+listing says which is which. `list` and `show` read (get/list on rcareports); `review` records
+your verdict on the cause as the user your kubeconfig authenticates (the apiserver says who,
+by a SelfSubjectReview), which needs patch on rcareports/status in that namespace.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from rich.console import Console
 from rich.table import Table
 
 from tools.errors import NotFound, ToolError
+from tools.results import ErrorKind
+from triage.agent.changes import whoami
 from triage.app import kube_client
 from triage.cli.common import (
     ContextOpt,
@@ -26,9 +30,11 @@ from triage.cli.common import (
     plain_errors,
     settings_with,
 )
-from triage.core.errors import EXIT_CLUSTER, EXIT_NOT_FOUND, EXIT_USAGE
+from triage.core.errors import EXIT_CLUSTER, EXIT_NOT_FOUND, EXIT_USAGE, ReportError
 from triage.core.settings import Settings
 from triage.reports import views as reports_view
+from triage.reports.review import Review, Verdict, Via, record
+from triage.reports.store import KubeReportStore
 from triage.reports.views import KubeReports
 
 _settings = settings_with
@@ -73,13 +79,13 @@ def reports_list(
         raise _reports_failed(e) from e
     rows = [reports_view.summary(i) for i in items]
     if output is Output.json:
-        sys.stdout.write(json.dumps([r.__dict__ for r in rows], indent=2) + "\n")
+        sys.stdout.write(json.dumps([r.as_dict() for r in rows], indent=2) + "\n")
         raise typer.Exit(0)
     table = Table(expand=True)
-    for col in ("namespace", "name", "outcome", "root cause", "created"):
+    for col in ("namespace", "name", "outcome", "review", "root cause", "created"):
         table.add_column(col, overflow="fold")
     for r in sorted(rows, key=lambda r: r.created, reverse=True):
-        table.add_row(r.namespace, r.name, r.outcome, r.root_cause, r.created)
+        table.add_row(r.namespace, r.name, r.outcome, r.review, r.root_cause, r.created)
     Console().print(table if rows else "No RCA reports.")
     raise typer.Exit(0)
 
@@ -93,7 +99,9 @@ def reports_show(
     kubeconfig: KubeconfigOpt = None,
     output: OutputOpt = Output.markdown,
 ) -> None:
-    """Show one RCA report with its outcome and the judge's met / missing / not-found lists."""
+    """Show one RCA report whole: outcome and review, the cause, the RCA with every stored
+    evidence record, the judge's lists, changes, attempts, spend by role, timings, reviews.
+    `-o json` prints the stored object as it is."""
     try:
         obj = _reports(_settings(kubeconfig), context).get(namespace, name)
     except ToolError as e:
@@ -105,7 +113,65 @@ def reports_show(
             EXIT_NOT_FOUND,
         )
     if output is Output.json:
-        sys.stdout.write(json.dumps(obj, indent=2) + "\n")
+        sys.stdout.write(reports_view.as_json(obj) + "\n")
     else:
         sys.stdout.write(reports_view.markdown(obj))
+    raise typer.Exit(0)
+
+
+@reports_app.command("review")
+@plain_errors
+def reports_review(
+    name: Annotated[str, typer.Argument(help="The report's name (see `triage reports list`).")],
+    note: Annotated[
+        str | None, typer.Argument(help='Why, in a sentence (optional): `--dispute "note"`.')
+    ] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Its namespace.")
+    ] = None,
+    confirm: Annotated[bool, typer.Option("--confirm", help="The cause is right.")] = False,
+    dispute: Annotated[bool, typer.Option("--dispute", help="The cause is wrong.")] = False,
+    context: ContextOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    output: OutputOpt = Output.text,
+) -> None:
+    """Record your verdict on a report's cause: --confirm, or --dispute "why". Stored on the
+    report's status with who you are (the apiserver's name for you) and when."""
+    if confirm == dispute:
+        raise fail("say --confirm or --dispute (one of them).", EXIT_USAGE)
+    settings = _settings(kubeconfig)
+    api, context_ns = kube_client(settings, context)
+    ns = namespace or context_ns
+    if not ns:
+        raise fail("pass --namespace NAME (the report's namespace).", EXIT_USAGE)
+    try:
+        me = whoami(api, timeout_s=settings.kube.timeout_s)
+    except ToolError as e:
+        raise fail(f"the apiserver cannot say who you are: {e}", EXIT_CLUSTER) from e
+    verdict = Verdict.CONFIRMED if confirm else Verdict.DISPUTED
+    review = Review.new(verdict, f"kube:{me or 'unknown'}", Via.CLI, note or "")
+    store = KubeReportStore(api, timeout_s=settings.kube.timeout_s)
+    try:
+        obj = record(store, ns, name, review)
+    except ReportError as e:
+        if e.kind is ErrorKind.NOT_FOUND:
+            raise fail(
+                f"no RCA report {name!r} in namespace {ns!r}. "
+                f"List them with `triage reports list -n {ns}`.",
+                EXIT_NOT_FOUND,
+            ) from e
+        if e.kind is ErrorKind.DENIED:
+            raise fail(
+                f"{me or 'you'} may not review reports in {ns}: reviewing needs patch on "
+                f"rcareports/status there (the chart's reviewer ClusterRole). {e}",
+                EXIT_CLUSTER,
+            ) from e
+        raise fail(f"the review was not recorded: {e}", EXIT_CLUSTER) from e
+    if output is Output.json:
+        sys.stdout.write(reports_view.as_json(obj) + "\n")
+    else:
+        s = reports_view.summary(obj)
+        sys.stdout.write(
+            f"Recorded: {verdict.value} by {review.by} on {ns}/{name} (outcome {s.outcome}).\n"
+        )
     raise typer.Exit(0)

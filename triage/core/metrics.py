@@ -124,3 +124,30 @@ def record_cost(role: Role, cost_usd: float | None) -> None:
 
 def record_judge_seconds(seconds: float) -> None:
     JUDGE_SECONDS.observe(max(0.0, seconds))
+
+
+# -- human review (triage/reports/review.py) -------------------------------------------------------
+
+ReviewVerdict = Literal["confirmed", "disputed"]
+REVIEW_VERDICTS: tuple[ReviewVerdict, ...] = get_args(ReviewVerdict)
+
+REVIEWS = Counter(
+    "triage_reviews",
+    "People's reviews of RCAs, by the report's outcome when reviewed and the verdict. "
+    'outcome="verified", review="disputed" over all verified reviews is the judge\'s '
+    "false-done rate in production.",
+    ["outcome", "review"],
+)
+
+for _reviewed in (*RUN_OUTCOMES, "pending"):
+    for _verdict in REVIEW_VERDICTS:
+        REVIEWS.labels(outcome=_reviewed, review=_verdict)
+
+
+def record_review(outcome: str, verdict: str) -> None:
+    """One review entry (counted once per process by triage.reports.review.ReviewTally)."""
+    if verdict not in REVIEW_VERDICTS:
+        msg = f"not a review verdict: {verdict!r}"
+        raise ValueError(msg)
+    known = outcome if outcome in RUN_OUTCOMES else "pending"
+    REVIEWS.labels(outcome=known, review=verdict).inc()

@@ -346,6 +346,86 @@ class SlackSettings(BaseModel):
         return None if isinstance(value, str) and not value.strip() else value
 
 
+class ReviewSettings(BaseModel):
+    """The review page (`triage serve`, triage/web/review.py): its own listener, so it can be
+    exposed (port-forward, a Service, an Ingress) without exposing the Slack endpoint, and
+    the reverse."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Serve the review page on its own port whenever there is a report source.",
+    )
+    host: str = Field(default="0.0.0.0", description="Address the review page listens on.")  # noqa: S104
+    port: int = Field(
+        default=8081, ge=1, le=65535, description="Port of the review page (not the Slack port)."
+    )
+    external_url: str | None = Field(
+        default=None,
+        description="The page's URL as people reach it (e.g. https://triage.example.com): the "
+        "Slack ticket's 'Open report' button links there. Unset: no button.",
+    )
+    auth: Literal["kubernetes", "none"] = Field(
+        default="kubernetes",
+        description="kubernetes: a bearer token the apiserver accepts (TokenReview) or a "
+        "trusted proxy's header, then SubjectAccessReview per namespace. none: no login, "
+        "everything visible — refused unless `host` is a loopback address (a laptop, a demo).",
+    )
+    trusted_proxy_user_header: str | None = Field(
+        default=None,
+        description="Header an authenticating proxy (oauth2-proxy: X-Forwarded-User) sets to "
+        "the user's name; trusted only from `trusted_proxy_cidrs`. Unset: tokens only.",
+    )
+    trusted_proxy_groups_header: str | None = Field(
+        default=None,
+        description="Header with the user's groups, comma-separated (oauth2-proxy: "
+        "X-Forwarded-Groups); used in the SubjectAccessReview.",
+    )
+    trusted_proxy_cidrs: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1/32", "::1/128"],
+        description="Peers whose proxy headers are believed; default loopback only, i.e. a "
+        "proxy in the same pod. Anyone else sending the header is refused.",
+    )
+    token_cache_s: float = Field(
+        default=60.0,
+        ge=0,
+        le=600,
+        description="How long a TokenReview answer is reused, seconds: one review per minute "
+        "per user, not per request; a revoked token is refused within this long.",
+    )
+    access_cache_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=600,
+        description="How long a SubjectAccessReview answer is reused, seconds (an RBAC change "
+        "shows within this long).",
+    )
+    list_cache_s: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="How stale the list of reports may be, seconds: one list call serves every "
+        "page view within this window.",
+    )
+    refresh_s: float = Field(
+        default=60.0,
+        ge=1,
+        description="How often the server re-reads the reports to count reviews written "
+        "elsewhere (`triage reports review`) into triage_reviews_total, seconds.",
+    )
+    page_size: int = Field(default=50, ge=5, le=500, description="Reports per page of the list.")
+    slack_reviewers: list[str] = Field(
+        default_factory=list,
+        description="Slack user IDs whose Confirm cause / Dispute clicks are recorded; empty: "
+        "anyone in a channel the bot answers in (they see the ticket, they may judge it).",
+    )
+    session_s: float = Field(
+        default=8 * 3600.0,
+        gt=0,
+        description="Lifetime of the login cookie that holds a pasted token, seconds (the "
+        "token itself is re-checked every `token_cache_s`).",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TRIAGE_", env_nested_delimiter="__", extra="ignore"
@@ -358,6 +438,7 @@ class Settings(BaseSettings):
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     mutations: MutationSettings = Field(default_factory=MutationSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
     worker_model: ModelSettings = Field(
         default_factory=ModelSettings, description="The LLM planner's model (role: worker)."
     )

@@ -27,12 +27,23 @@ def _cites(claim: Claim) -> str:
     return " [" + ", ".join(claim.evidence) + "]"
 
 
-def markdown(draft: RCADraft, evidence: list[Evidence]) -> str:
+def _role(claim: Claim) -> str:
+    return f"{claim.role.value}: " if claim.role else ""
+
+
+def markdown(draft: RCADraft, evidence: list[Evidence], *, total_calls: int | None = None) -> str:
+    """The draft as Markdown, with the evidence its claims cite (and failed calls) listed.
+    `total_calls`: how many calls the run made, when `evidence` is a stored subset."""
     lines = [f"# {draft.title}", "", f"**Summary:** {draft.summary}", ""]
+    if draft.cause:
+        lines += [f"**Cause:** {draft.cause}", ""]
     lines += [f"**Root cause class:** `{draft.root_cause_class}`", ""]
     lines += [f"**Impact:** {draft.impact}", ""]
     if draft.root_cause:
-        lines += ["## Root cause", *[f"- {c.text}{_cites(c)}" for c in draft.root_cause], ""]
+        lines += ["## Root cause"]
+        lines += [f"- {_role(c)}{c.text}{_cites(c)}" for c in draft.root_cause] + [""]
+    if draft.what_changed:
+        lines += ["## What changed", *[f"- {c.text}{_cites(c)}" for c in draft.what_changed], ""]
     if draft.contributing_factors:
         lines += ["## Contributing factors"]
         lines += [f"- {c.text}{_cites(c)}" for c in draft.contributing_factors] + [""]
@@ -64,7 +75,8 @@ def markdown(draft: RCADraft, evidence: list[Evidence]) -> str:
         if _shown(e, cited):
             excerpt = e.excerpt.replace("|", "\\|").replace("\n", " ")[:200]
             lines.append(f"| {e.id} | {e.tool} | {e.status.value} | {excerpt} |")
-    lines += ["", f"_Planner: {draft.planner}; {len(evidence)} tool calls._"]
+    calls = len(evidence) if total_calls is None else total_calls
+    lines += ["", f"_Planner: {draft.planner}; {calls} tool calls._"]
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -28,13 +29,19 @@ from kubernetes.client.exceptions import ApiException
 from tools.errors import error_for_status
 from tools.read.kube import RCAREPORT_GROUP, RCAREPORT_PLURAL, RCAREPORT_VERSION
 from tools.read.registry import ReadTools
+from tools.redact import DEFAULT as DEFAULT_REDACTOR
+from tools.redact import Redactor
 from tools.results import ErrorKind, ToolResult, ToolStatus, clip, digest
 from triage.core.errors import ReportError
-from triage.core.models import Goal, RCADraft, draft_digest
+from triage.core.models import Evidence, Goal, RCADraft, draft_digest
+from triage.reports import evidence as bounds
+from triage.reports.review import Review, status_with
 
 API_VERSION = f"{RCAREPORT_GROUP}/{RCAREPORT_VERSION}"
 KIND = "RCAReport"
-ROOT_CAUSE_CHARS = 80
+ROOT_CAUSE_CHARS = 160  # the CRD allows 200; a terminal column still reads 160
+MAX_OPERATIONS = 20
+REVIEW_CONFLICT_RETRIES = 3  # a concurrent review (409) is re-read and re-applied this often
 
 
 @dataclass(frozen=True)
@@ -55,9 +62,42 @@ def root_cause_line(draft: RCADraft) -> str:
     return clip(draft.cause_line(), ROOT_CAUSE_CHARS)
 
 
+def operation_records(mutations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The changes the run made through the ledger, as the report lists them (ids link to the
+    ledger's Operation records)."""
+    out = []
+    for m in mutations[:MAX_OPERATIONS]:
+        if not m.get("operation") and not m.get("target"):
+            continue
+        out.append(
+            {
+                "operation": str(m.get("operation") or ""),
+                "action": str(m.get("action") or ""),
+                "target": str(m.get("target") or ""),
+                "args": bounds.clipped_args(dict(m.get("args") or {}), DEFAULT_REDACTOR),
+                "phase": str(m.get("phase") or ""),
+                "excerpt": clip(DEFAULT_REDACTOR.text(str(m.get("excerpt") or "")), 400),
+            }
+        )
+    return out
+
+
 def manifest(
-    name: str, namespace: str, goal: Goal, draft: RCADraft, *, attempt: int, run_id: str
+    name: str,
+    namespace: str,
+    goal: Goal,
+    draft: RCADraft,
+    *,
+    attempt: int,
+    run_id: str,
+    evidence: Sequence[Evidence] = (),
+    operations: Sequence[dict[str, Any]] = (),
+    redactor: Redactor = DEFAULT_REDACTOR,
 ) -> dict[str, Any]:
+    """The RCAReport as submitted: the draft (digested), and what a reviewer needs to check it
+    after the run — the evidence records (bounded, triage/reports/evidence.py) and the changes
+    made."""
+    records, omitted = bounds.bounded(evidence, draft.cited_ids(), redactor)
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -74,13 +114,27 @@ def manifest(
             "rootCause": root_cause_line(draft),
             "digest": draft_digest(draft),
             "draft": draft.model_dump(mode="json"),
+            "planner": draft.planner,
+            "evidence": records,
+            "evidenceTotal": len(evidence),
+            "evidenceOmitted": omitted,
+            "operations": operation_records(operations),
         },
     }
 
 
 class ReportStore(Protocol):
     def submit(
-        self, namespace: str, goal: Goal, draft: RCADraft, *, attempt: int, run_id: str
+        self,
+        namespace: str,
+        goal: Goal,
+        draft: RCADraft,
+        *,
+        attempt: int,
+        run_id: str,
+        evidence: Sequence[Evidence] = (),
+        operations: Sequence[dict[str, Any]] = (),
+        redactor: Redactor = DEFAULT_REDACTOR,
     ) -> ReportRef:
         """Create the run's report, or replace its spec on a later attempt."""
         ...
@@ -91,6 +145,11 @@ class ReportStore(Protocol):
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The report as stored, or None."""
+        ...
+
+    def review(self, namespace: str, name: str, review: Review) -> dict[str, Any]:
+        """Record a person's review on the report's status; the report as it is now.
+        ReportError(NOT_FOUND) when there is no such report."""
         ...
 
 
@@ -128,10 +187,29 @@ class KubeReportStore:
             raise ReportError(f"{what}: {e}", kind) from e
 
     def submit(
-        self, namespace: str, goal: Goal, draft: RCADraft, *, attempt: int, run_id: str
+        self,
+        namespace: str,
+        goal: Goal,
+        draft: RCADraft,
+        *,
+        attempt: int,
+        run_id: str,
+        evidence: Sequence[Evidence] = (),
+        operations: Sequence[dict[str, Any]] = (),
+        redactor: Redactor = DEFAULT_REDACTOR,
     ) -> ReportRef:
         name = report_name(run_id)
-        body = manifest(name, namespace, goal, draft, attempt=attempt, run_id=run_id)
+        body = manifest(
+            name,
+            namespace,
+            goal,
+            draft,
+            attempt=attempt,
+            run_id=run_id,
+            evidence=evidence,
+            operations=operations,
+            redactor=redactor,
+        )
         args = (RCAREPORT_GROUP, RCAREPORT_VERSION, namespace, RCAREPORT_PLURAL)
         try:
             self._call("create rcareport", self.api.create_namespaced_custom_object, *args, body)
@@ -178,23 +256,77 @@ class KubeReportStore:
             raise
         return obj
 
+    def review(self, namespace: str, name: str, review: Review) -> dict[str, Any]:
+        """Read, add the review, write the status back pinned to the version read (a merge
+        patch carrying `resourceVersion`); a concurrent write is a 409, re-read and retried."""
+        for attempt in range(1, REVIEW_CONFLICT_RETRIES + 1):
+            current = self.get(namespace, name)
+            if current is None:
+                msg = f"rcareport {namespace}/{name} not found"
+                raise ReportError(msg, ErrorKind.NOT_FOUND)
+            body = {
+                "metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
+                "status": status_with(current, review),
+            }
+            try:
+                updated: dict[str, Any] = self._call(
+                    "review rcareport",
+                    self.api.patch_namespaced_custom_object_status,
+                    RCAREPORT_GROUP,
+                    RCAREPORT_VERSION,
+                    namespace,
+                    RCAREPORT_PLURAL,
+                    name,
+                    body,
+                )
+            except ReportError as e:
+                if e.kind is ErrorKind.CONFLICT and attempt < REVIEW_CONFLICT_RETRIES:
+                    continue
+                raise
+            return updated
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
 
 class MemoryReportStore:
     """Reports in a dict: the same contract, for unit tests and the offline demo."""
 
     def __init__(self) -> None:
         self.reports: dict[tuple[str, str], dict[str, Any]] = {}
+        self._version = 0
 
     def submit(
-        self, namespace: str, goal: Goal, draft: RCADraft, *, attempt: int, run_id: str
+        self,
+        namespace: str,
+        goal: Goal,
+        draft: RCADraft,
+        *,
+        attempt: int,
+        run_id: str,
+        evidence: Sequence[Evidence] = (),
+        operations: Sequence[dict[str, Any]] = (),
+        redactor: Redactor = DEFAULT_REDACTOR,
     ) -> ReportRef:
         name = report_name(run_id)
-        body = manifest(name, namespace, goal, draft, attempt=attempt, run_id=run_id)
+        body = manifest(
+            name,
+            namespace,
+            goal,
+            draft,
+            attempt=attempt,
+            run_id=run_id,
+            evidence=evidence,
+            operations=operations,
+            redactor=redactor,
+        )
         body = json.loads(json.dumps(body))
         previous = self.reports.get((namespace, name))
         if previous is not None and "status" in previous:
             body["status"] = previous["status"]
-        body["metadata"]["creationTimestamp"] = datetime.now(UTC).isoformat()
+        body["metadata"]["creationTimestamp"] = (previous or {}).get("metadata", {}).get(
+            "creationTimestamp"
+        ) or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self._version += 1
+        body["metadata"]["resourceVersion"] = str(self._version)
         self.reports[(namespace, name)] = body
         return ReportRef(namespace, name, body["spec"]["digest"])
 
@@ -203,10 +335,21 @@ class MemoryReportStore:
         if report is None:
             msg = f"rcareport {ref.namespace}/{ref.name} not found"
             raise ReportError(msg, ErrorKind.NOT_FOUND)
-        report["status"] = json.loads(json.dumps(status))
+        # A merge patch, as the apiserver applies it: keys not written (a review) are kept.
+        report["status"] = {**(report.get("status") or {}), **json.loads(json.dumps(status))}
+        self._version += 1
+        report["metadata"]["resourceVersion"] = str(self._version)
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.reports.get((namespace, name))
+
+    def review(self, namespace: str, name: str, review: Review) -> dict[str, Any]:
+        report = self.reports.get((namespace, name))
+        if report is None:
+            msg = f"rcareport {namespace}/{name} not found"
+            raise ReportError(msg, ErrorKind.NOT_FOUND)
+        self.publish(ReportRef(namespace, name, ""), status_with(report, review))
+        return report
 
 
 class MemoryReportReads:

@@ -1,17 +1,16 @@
 """RCAReports read back for people: `triage reports` and the review page of `triage serve`.
 
 Reports are read, never written, here: listing goes through the Kubernetes API as whoever the
-kubeconfig says (the reader identity in-cluster), the demo reads the in-memory store. Pages are
-plain HTML built from the stored report with every value escaped — a report quotes tool output,
-and tool output is data, never markup. What is shown is what `kubectl get rcareports` shows,
-plus the RCA itself and the judge's met / missing / nonexistent lists.
+kubeconfig says (the reader identity in-cluster), the demo reads the in-memory store. A report
+is self-contained (triage/reports/store.py): the draft, the evidence records its claims cite,
+the judge's lists, attempts, spend, timings and reviews, so everything printed here comes from
+the stored object alone, long after the run's process has gone.
 """
 
 from __future__ import annotations
 
-import html
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from kubernetes import client as k8s
@@ -20,8 +19,10 @@ from pydantic import ValidationError
 from tools.errors import NotFound
 from tools.kube_call import call_raw
 from tools.read.kube import RCAREPORT_GROUP, RCAREPORT_PLURAL, RCAREPORT_VERSION
-from triage.core.models import RCADraft
+from triage.core.models import Evidence, RCADraft
 from triage.reports import render
+from triage.reports.evidence import from_records
+from triage.reports.review import latest, review_status, reviews_of
 from triage.reports.store import MemoryReportStore
 
 Json = dict[str, Any]
@@ -105,29 +106,47 @@ class MemoryReports:
 
 @dataclass(frozen=True)
 class Summary:
+    """One report as a row: what `kubectl get rcareports` shows, and what the list filters on."""
+
     namespace: str
     name: str
     outcome: str
+    review: str  # confirmed, disputed, unreviewed
     root_cause: str
     root_cause_class: str
     created: str
     request: str
     attempts: int | None
+    title: str = ""
+    symptom: str = ""
+    planner: str = ""
+    reviewed_by: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def summary(obj: Json) -> Summary:
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
+    raw = spec.get("draft")
+    draft: Json = raw if isinstance(raw, dict) else {}
+    last = latest(obj)
     return Summary(
         namespace=str(meta.get("namespace") or ""),
         name=str(meta.get("name") or ""),
         outcome=str(status.get("outcome") or "pending"),
+        review=review_status(obj),
         root_cause=str(spec.get("rootCause") or ""),
         root_cause_class=str(spec.get("rootCauseClass") or ""),
         created=str(meta.get("creationTimestamp") or ""),
         request=str(spec.get("request") or ""),
         attempts=status.get("attempts"),
+        title=str(draft.get("title") or ""),
+        symptom=str(draft.get("summary") or ""),
+        planner=str(status.get("planner") or spec.get("planner") or draft.get("planner") or ""),
+        reviewed_by=last.by if last else "",
     )
 
 
@@ -138,78 +157,134 @@ def draft_of(obj: Json) -> RCADraft | None:
         return None
 
 
+def evidence_of(obj: Json) -> list[Evidence]:
+    """The evidence records stored with the report, as Evidence."""
+    return from_records((obj.get("spec") or {}).get("evidence") or [])
+
+
 def verdict_lists(obj: Json) -> dict[str, list[str]]:
     status = obj.get("status") or {}
     return {k: [str(i) for i in status.get(k) or []] for k in ("met", "missing", "nonexistent")}
 
 
-def markdown(obj: Json) -> str:
-    """The report as Markdown: outcome first, then the RCA, then the judge's lists."""
-    s = summary(obj)
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _spend_lines(spend: Json) -> list[str]:
     lines = [
-        f"**Report:** `{s.namespace}/{s.name}` — outcome **{s.outcome}**"
-        + ("" if s.outcome == "verified" else " (UNVERIFIED)"),
+        f"- total: {spend.get('tokens', 0)} tokens, ${spend.get('cost_usd', 0)}"
+        + ("" if spend.get("priced", True) else " (some models had no price: tokens only)")
+    ]
+    for role in spend.get("by_role") or []:
+        cost = role.get("cost_usd")
+        lines.append(
+            f"- {role.get('role')} ({role.get('model') or 'no model'}): "
+            f"{role.get('input_tokens', 0)} in / {role.get('output_tokens', 0)} out tokens, "
+            + ("no price" if cost is None else f"${cost}")
+        )
+    if not spend.get("by_role"):
+        lines.append("- no model was used (rules planner, deterministic judge)")
+    return lines
+
+
+def run_markdown(obj: Json) -> str:
+    """What the status says about the run: judge's lists, attempts, spend, timings, reviews."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    lines: list[str] = []
+    lists = verdict_lists(obj)
+    for key, title in (("met", "Met"), ("missing", "Missing"), ("nonexistent", "Not found")):
+        if lists[key]:
+            lines += [f"## Judge: {title}", *[f"- {i}" for i in lists[key]], ""]
+    if status.get("notes"):
+        lines += ["## Notes on the run", *[f"- {n}" for n in status["notes"]], ""]
+    if spec.get("operations"):
+        lines += ["## Changes made (the ledger)", "| operation | action | target | phase |"]
+        lines += ["|---|---|---|---|"]
+        for op in spec["operations"]:
+            lines.append(
+                f"| {_cell(op.get('operation'))} | {_cell(op.get('action'))} | "
+                f"{_cell(op.get('target'))} | {_cell(op.get('phase'))} |"
+            )
+        lines += ["", "_`triage ops show ID` shows an operation's ledger entry._", ""]
+    log = status.get("attemptLog") or []
+    if log:
+        lines += ["## Attempts", "| # | planner | tool calls | investigate s | judge s | verdict |"]
+        lines += ["|---|---|---|---|---|---|"]
+        for a in log:
+            verdict = a.get("decision") or ("not judged" if a.get("submitted") else "-")
+            if a.get("missing"):
+                verdict += f" ({a['missing']} missing)"
+            lines.append(
+                f"| {a.get('number')} | {_cell(a.get('planner') or '-')} | {a.get('toolCalls')} "
+                f"| {a.get('investigateSeconds')} | {a.get('judgeSeconds') or '-'} | {verdict} |"
+            )
+        lines.append("")
+    if status.get("spend"):
+        lines += ["## Spend by role", *_spend_lines(status["spend"]), ""]
+    timings = status.get("timings") or {}
+    if timings:
+        lines += [
+            "## Timings",
+            f"- started {timings.get('startedAt')}, finished {timings.get('finishedAt')} "
+            f"({timings.get('seconds')} s)",
+            f"- investigating {timings.get('investigateSeconds')} s, judging "
+            f"{timings.get('judgeSeconds')} s",
+            "",
+        ]
+    reviews = reviews_of(obj)
+    lines += ["## Review"]
+    if not reviews:
+        lines += [
+            '- not reviewed yet: `triage reports review NAME -n NS --confirm` or `--dispute "why"`',
+        ]
+    for r in reversed(reviews):
+        note = f": {r.note}" if r.note else ""
+        lines.append(f"- **{r.verdict.value}** by {r.by} via {r.via.value} at {r.at}{note}")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(obj: Json) -> str:
+    """The whole report as Markdown: outcome and review first, the cause, the RCA with every
+    stored evidence record, then the run (judge's lists, attempts, spend, timings, reviews)."""
+    s = summary(obj)
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    unverified = "" if s.outcome == "verified" else " (UNVERIFIED)"
+    lines = [
+        f"**Report:** `{s.namespace}/{s.name}` — outcome **{s.outcome}**{unverified}; "
+        f"review **{s.review}**" + (f" by {s.reviewed_by}" if s.reviewed_by else ""),
+        "",
+        f"**Root cause:** {s.root_cause}",
         "",
         f"**Request:** {s.request}",
         "",
     ]
     draft = draft_of(obj)
-    body = render.markdown(draft, []) if draft else "_The stored draft could not be read._\n"
-    lists = verdict_lists(obj)
-    tail = []
-    for key, title in (("met", "Met"), ("missing", "Missing"), ("nonexistent", "Not found")):
-        if lists[key]:
-            tail += [f"## Judge: {title}", *[f"- {i}" for i in lists[key]], ""]
-    return "\n".join(lines) + body + "\n" + "\n".join(tail)
+    evidence = evidence_of(obj)
+    if draft is None:
+        body = "_The stored draft could not be read._\n"
+    else:
+        body = render.markdown(draft, evidence, total_calls=spec.get("evidenceTotal"))
+    if draft is not None:
+        cited = draft.cited_ids()
+        failed = ("error", "denied", "approval_required")
+        listed = [e for e in evidence if e.id in cited or e.status.value in failed]
+        rest = len(evidence) - len(listed)
+        if rest > 0:
+            body += (
+                f"\n_{rest} more stored tool outcomes are not cited; `-o json` lists them "
+                "all (spec.evidence)._\n"
+            )
+    omitted = int(spec.get("evidenceOmitted") or 0)
+    if omitted:
+        body += f"\n_{omitted} uncited tool outcomes were left out to fit the size limit._\n"
+    if not status:
+        body += "\n_No outcome yet: the run has not finished (or could not publish it)._\n"
+    return "\n".join(lines) + body + "\n" + run_markdown(obj)
 
 
-_STYLE = (
-    "body{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}"
-    "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;"
-    "padding:.4rem;text-align:left;vertical-align:top}"
-    ".verified{color:#176f2c}.rejected,.budget_exhausted,.evaluator_unavailable{color:#a4262c}"
-    ".unchecked,.pending{color:#8a6d00}pre{white-space:pre-wrap}"
-)
-
-
-def _page(title: str, body: str) -> str:
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-        f"<body>{body}</body></html>"
-    )
-
-
-def html_index(reports: list[Json], namespace: str | None) -> str:
-    rows = []
-    for s in sorted((summary(r) for r in reports), key=lambda x: x.created, reverse=True):
-        link = f"/reports/{html.escape(s.namespace)}/{html.escape(s.name)}"
-        rows.append(
-            "<tr>"
-            f"<td><a href='{link}'>{html.escape(s.namespace)}/{html.escape(s.name)}</a></td>"
-            f"<td class='{html.escape(s.outcome)}'>{html.escape(s.outcome)}</td>"
-            f"<td>{html.escape(s.root_cause)}</td><td>{html.escape(s.created)}</td></tr>"
-        )
-    where = f" in {html.escape(namespace)}" if namespace else ""
-    table = (
-        "<table><tr><th>report</th><th>outcome</th><th>root cause</th><th>created</th></tr>"
-        + "".join(rows)
-        + "</table>"
-        if rows
-        else f"<p>No RCA reports{where} yet.</p>"
-    )
-    intro = (
-        "<p>Only <b>verified</b> reports were checked by the judge; any other outcome is an "
-        "unverified draft.</p>"
-    )
-    return _page("Triage: RCA reports", f"<h1>RCA reports{where}</h1>{intro}{table}")
-
-
-def html_report(obj: Json) -> str:
-    s = summary(obj)
-    body = (
-        f"<p><a href='/reports'>all reports</a></p><h1>{html.escape(s.name)}</h1>"
-        f"<p class='{html.escape(s.outcome)}'>outcome: <b>{html.escape(s.outcome)}</b></p>"
-        f"<pre>{html.escape(markdown(obj))}</pre>"
-    )
-    return _page(f"RCA {s.name}", body)
+def as_json(obj: Json) -> str:
+    """The report whole, as stored."""
+    return json.dumps(obj, indent=2)

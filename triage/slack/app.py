@@ -24,7 +24,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from triage.core.settings import SlackSettings
-from triage.slack import metrics
+from triage.slack import metrics, reviews
 from triage.slack.blocks import ACTION_APPROVE, ACTION_REFUSE
 from triage.slack.client import SlackError, rate_limit_handlers
 from triage.slack.inbox import Inbound, Inbox, Kind
@@ -159,4 +159,5 @@ def build_app(
 
     app.action(ACTION_APPROVE)(on_click)
     app.action(ACTION_REFUSE)(on_click)
+    reviews.listen(app, on_click, accept)  # Confirm cause / Dispute / Open report
     return app

@@ -32,6 +32,12 @@ HEADER_CHARS = 150
 MAX_BLOCKS = 50
 ACTION_APPROVE = "triage_approve"
 ACTION_REFUSE = "triage_refuse"
+ACTION_REVIEW_CONFIRM = "triage_review_confirm"
+ACTION_REVIEW_DISPUTE = "triage_review_dispute"
+ACTION_OPEN_REPORT = "triage_open_report"
+REVIEW_ACTIONS = frozenset({ACTION_REVIEW_CONFIRM, ACTION_REVIEW_DISPUTE})
+VIEW_DISPUTE = "triage_dispute"
+REVIEW_BLOCK = "triage_review"  # the ticket's review line, replaced on each review
 
 
 def _dicts(blocks: list[Block]) -> list[dict[str, Any]]:
@@ -60,6 +66,7 @@ class TicketView:
     nonexistent: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
     no_report: str = m.NO_REPORT  # what the Report line says when there is none
+    report_url: str | None = None  # the review page's link for the report (settings.review)
 
     def text(self) -> str:
         """The plain-text fallback (notifications, screen readers) carries the outcome too."""
@@ -96,6 +103,8 @@ class TicketView:
         notes += [f"{m.LABEL_CHANGES}: {c}" for c in self.changes]
         for note in notes:
             out.append(SectionBlock(text=MarkdownTextObject(text=_clip(note, SECTION_CHARS))))
+        if self.outcome and self.report:
+            out.append(review_actions(*self.report, url=self.report_url))
         if self.request_link:
             out.append(
                 ContextBlock(
@@ -107,6 +116,67 @@ class TicketView:
                 )
             )
         return _dicts(out)
+
+
+def review_value(namespace: str, name: str) -> str:
+    """What a review button carries: the report it is about."""
+    return json.dumps({"ns": namespace, "name": name}, separators=(",", ":"))
+
+
+def review_actions(namespace: str, name: str, *, url: str | None) -> ActionsBlock:
+    """Confirm cause / Dispute (a person's verdict on the RCA), and Open report when the
+    review page's URL is configured."""
+    value = review_value(namespace, name)
+    elements = [
+        ButtonElement(text=m.BUTTON_CONFIRM_CAUSE, action_id=ACTION_REVIEW_CONFIRM, value=value),
+        ButtonElement(text=m.BUTTON_DISPUTE, action_id=ACTION_REVIEW_DISPUTE, value=value),
+    ]
+    if url:
+        elements.append(
+            ButtonElement(text=m.BUTTON_OPEN_REPORT, action_id=ACTION_OPEN_REPORT, url=url)
+        )
+    return ActionsBlock(block_id=f"review:{namespace}/{name}"[:255], elements=elements)
+
+
+def with_review_line(blocks: list[dict[str, Any]], line: str) -> list[dict[str, Any]]:
+    """The ticket's blocks with its review line set to `line` (put before the buttons)."""
+    section = SectionBlock(
+        block_id=REVIEW_BLOCK,
+        text=MarkdownTextObject(text=_clip(f"*{m.LABEL_REVIEW}:* {line}", SECTION_CHARS)),
+    ).to_dict()
+    kept = [b for b in blocks if b.get("block_id") != REVIEW_BLOCK]
+    at = next(
+        (i for i, b in enumerate(kept) if str(b.get("block_id") or "").startswith("review:")),
+        len(kept),
+    )
+    return [*kept[:at], section, *kept[at:]][:MAX_BLOCKS]
+
+
+def dispute_modal(private: str) -> dict[str, Any]:
+    """The modal a Dispute click opens: an optional note; `private` carries what it is about."""
+    return {
+        "type": "modal",
+        "callback_id": VIEW_DISPUTE,
+        "private_metadata": private,
+        "title": {"type": "plain_text", "text": m.DISPUTE_TITLE},
+        "submit": {"type": "plain_text", "text": m.DISPUTE_SUBMIT},
+        "close": {"type": "plain_text", "text": m.DISPUTE_CANCEL},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "note",
+                "optional": True,
+                "label": {"type": "plain_text", "text": m.DISPUTE_NOTE_LABEL},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "note",
+                    "multiline": True,
+                    "max_length": 1000,
+                    "placeholder": {"type": "plain_text", "text": m.DISPUTE_NOTE_HINT},
+                },
+            }
+        ],
+    }
 
 
 # -- the answer ------------------------------------------------------------------------------

@@ -167,6 +167,14 @@ class Slack:
                 return str(message["ts"])
         return None
 
+    async def message(self, channel: str, thread_ts: str, ts: str) -> dict[str, Any] | None:
+        """One message of a thread (its text and blocks), or None when it is not there."""
+        data = await self._call("conversations.replies", channel=channel, ts=thread_ts, limit=200)
+        for message in data.get("messages") or []:
+            if str(message.get("ts")) == ts:
+                return dict(message)
+        return None
+
     async def permalink(self, channel: str, ts: str) -> str | None:
         try:
             data = await self._call("chat.getPermalink", channel=channel, message_ts=ts)

@@ -196,3 +196,41 @@ CHANGES_NOT_CONFIGURED = (
     "You asked for a change, but changes are not configured for this bot (no ledger). Nothing "
     "was changed; an operator can enable them, or use `triage ops` from a terminal."
 )
+
+# -- reviewing the RCA -----------------------------------------------------------------------
+
+BUTTON_CONFIRM_CAUSE = "Confirm cause"
+BUTTON_DISPUTE = "Dispute"
+BUTTON_OPEN_REPORT = "Open report"
+LABEL_REVIEW = "Review"
+DISPUTE_TITLE = "Dispute the cause"
+DISPUTE_SUBMIT = "Dispute"
+DISPUTE_CANCEL = "Cancel"
+DISPUTE_NOTE_LABEL = "Why is it wrong? (optional)"
+DISPUTE_NOTE_HINT = "e.g. the real cause was the database failover at 14:02"
+
+
+def review_line(verdict: str, user: str, note: str) -> str:
+    said = f": “{note}”" if note else ""
+    word = "Cause confirmed" if verdict == "confirmed" else "Cause disputed"
+    return f"{word} by <@{user}>{said}"
+
+
+def review_recorded(verdict: str, namespace: str, name: str) -> str:
+    return (
+        f"Recorded: you {'confirmed' if verdict == 'confirmed' else 'disputed'} the cause of "
+        f"{namespace}/{name}. It is on the report (`triage reports show {name} -n {namespace}`)."
+    )
+
+
+def review_failed(name: str, why: str) -> str:
+    return (
+        f"Your review of {name} was not recorded: {why}. Try again, or use `triage reports review`."
+    )
+
+
+REVIEW_NO_STORE = "Reviews cannot be recorded here: this bot writes no reports."
+NOT_A_REVIEWER = (
+    "You are not on this bot's list of reviewers (TRIAGE_REVIEW__SLACK_REVIEWERS); nothing was "
+    "recorded."
+)

@@ -98,6 +98,7 @@ class Worker:
         decide: Callable[[Worker, Claimed, Messages], Awaitable[None]] | None = None,
         ask: Callable[[Worker, Claimed, Messages, CheckedRun, blocks.TicketView], Awaitable[None]]
         | None = None,
+        review: Callable[[Worker, Claimed, Messages], Awaitable[None]] | None = None,
     ) -> None:
         self.inbox = inbox
         self.slack = slack
@@ -105,6 +106,7 @@ class Worker:
         self.settings = settings
         self.decide = decide
         self.ask = ask
+        self.review = review
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(settings.workers)
@@ -163,8 +165,10 @@ class Worker:
             return
         try:
             if claimed.inbound.kind is Kind.ACTION:
-                if self.decide is not None:
-                    await self.decide(self, claimed, messages)
+                reviewing = claimed.inbound.data.get("action_id") in blocks.REVIEW_ACTIONS
+                handler = self.review if reviewing else self.decide
+                if handler is not None:
+                    await handler(self, claimed, messages)
             else:
                 await self.mention(claimed, messages)
         except Paused as p:
@@ -324,6 +328,10 @@ class Worker:
             view.root_cause = escape(draft.cause_line())
         if checked.report is not None:
             view.report = (checked.report.namespace, checked.report.name)
+            base = self.product.settings.review.external_url
+            if base:
+                ns, name = view.report
+                view.report_url = f"{base.rstrip('/')}/reports/{ns}/{name}"
         elif Deliverable.RCA in checked.best.goal.deliverables:
             view.no_report = m.REPORT_NOT_WRITTEN
         if checked.verdict is not None:

@@ -24,6 +24,7 @@ the same answer at the same cost, so the attempt ends with the judge's verdict a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -97,6 +98,8 @@ class CheckedRun:
     report: ReportRef | None
     notes: list[str] = field(default_factory=list)
     spend: dict[str, Any] = field(default_factory=dict)
+    started_at: float = 0.0  # unix seconds
+    finished_at: float = 0.0
 
     @property
     def done(self) -> bool:
@@ -127,7 +130,41 @@ class CheckedRun:
             ),
             "notes": self.notes,
             "spend": self.spend,
+            "planner": self.best.draft.planner if self.best.draft else None,
+            "attempt_log": [_attempt_line(a) for a in self.attempts],
+            "timings": self.timings(),
         }
+
+    def timings(self) -> dict[str, Any]:
+        """Where the run's time went: investigating (the graph) and judging, over all attempts."""
+        investigate = sum(a.result.seconds for a in self.attempts)
+        judge = sum(a.verdict.seconds for a in self.attempts if a.verdict is not None)
+        return {
+            "startedAt": _iso(self.started_at),
+            "finishedAt": _iso(self.finished_at),
+            "seconds": round(max(0.0, self.finished_at - self.started_at), 3),
+            "investigateSeconds": round(investigate, 3),
+            "judgeSeconds": round(judge, 3),
+        }
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _attempt_line(a: Attempt) -> dict[str, Any]:
+    v = a.verdict
+    return {
+        "number": a.number,
+        "planner": a.result.draft.planner if a.result.draft else None,
+        "toolCalls": len(a.result.evidence),
+        "investigateSeconds": round(a.result.seconds, 3),
+        "judgeSeconds": round(v.seconds, 3) if v else None,
+        "decision": v.decision.value if v else None,
+        "missing": len(v.missing) if v else 0,
+        "submitted": a.report is not None,
+        "submitError": truncate(a.submit_error, 300) if a.submit_error else None,
+    }
 
 
 def performed(result: RunResult) -> list[PerformedMutation]:
@@ -224,7 +261,14 @@ class _Loop:
             return
         try:
             attempt.report = self.store.submit(
-                ns, goal, draft, attempt=attempt.number, run_id=self.run_id
+                ns,
+                goal,
+                draft,
+                attempt=attempt.number,
+                run_id=self.run_id,
+                evidence=attempt.result.evidence,
+                operations=attempt.result.mutations,
+                redactor=self.redactor,
             )
         except ReportError as e:
             attempt.submit_error = f"{e.kind.value}: {e}"
@@ -317,6 +361,7 @@ def run_checked(
     is off. `on_progress` gets {"attempt"}, {"submitted"}, {"submit_failed"}, {"verdict"} and
     {"outcome"} events, synchronously, between steps."""
     loop = _Loop(worker, judge, store, policy, budget, redactor, run_id, on_progress)
+    started = time.time()
     outcome = loop.run()
     best = _best(loop.attempts)
     run = CheckedRun(
@@ -328,6 +373,8 @@ def run_checked(
         report=loop.last_report,
         notes=[*loop.notes, *budget.notes()],
         spend=budget.summary(),
+        started_at=started,
+        finished_at=time.time(),
     )
     if outcome is Outcome.AWAITING_APPROVAL:
         loop.progress({"awaiting": run.awaiting})
@@ -352,6 +399,9 @@ def _publish(store: ReportStore, ref: ReportRef, run: CheckedRun) -> None:
         "nonexistent": _capped(summary["nonexistent"]),
         "notes": _capped(summary["notes"])[:50],
         "spend": summary["spend"],
+        **({"planner": summary["planner"]} if summary["planner"] else {}),
+        "attemptLog": summary["attempt_log"][:MAX_STATUS_ITEMS],
+        "timings": summary["timings"],
         "checkedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     try:

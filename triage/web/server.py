@@ -1,5 +1,6 @@
 """`triage serve`: the Slack bot over HTTP (bolt's Starlette adapter) or Socket Mode, plus
-`/healthz`, `/metrics` and a read-only review page of RCA reports (`/reports`).
+`/healthz` and `/metrics`; the review page of RCA reports runs beside it on a listener of its
+own (triage/web/review.py, settings.review.port), never on the Slack port.
 
 Nothing reaches bolt before triage/web/limits.py has read the body within its size and time
 limits, checked Slack's signature on the raw bytes and parsed the payload within its depth
@@ -14,13 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import uvicorn
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
@@ -28,24 +31,22 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tools.errors import ToolError
 from tools.redact import cap
 from triage.app import App
 from triage.core import retention
 from triage.core.errors import ConfigError
 from triage.core.settings import Settings
-from triage.reports import views as reports_view
-from triage.reports.views import ReportReader
-from triage.slack import approvals
+from triage.slack import approvals, reviews
 from triage.slack.app import Identity, build_app
 from triage.slack.client import Slack, SlackError, web_client
 from triage.slack.inbox import Inbox, InboxError, State
 from triage.slack.worker import Worker
 from triage.web import limits
 from triage.web.limits import Limits, RefusalLog, Refused
+from triage.web.review import server_config
 
 log = logging.getLogger("triage.server")
 EVENTS_PATH = "/slack/events"
@@ -62,7 +63,6 @@ class Bot:
     identity: Identity
     worker: Worker
     app: AsyncApp
-    reports: ReportReader | None = None
 
     async def start(self) -> None:
         try:
@@ -126,15 +126,20 @@ def build_bot(settings: Settings, product: App) -> Bot:
     inbox = Inbox(inbox_path(settings), clean=lambda text: redactor.text(cap(text, limit)))
     slack = Slack(client, redactor)
     worker = Worker(
-        inbox, slack, product, slack_settings, decide=approvals.decide, ask=approvals.ask
+        inbox,
+        slack,
+        product,
+        slack_settings,
+        decide=approvals.decide,
+        ask=approvals.ask,
+        review=reviews.decide,
     )
     identity = Identity(client)
     app = build_app(slack_settings, inbox, identity, kick=worker.kick)
-    return Bot(settings, inbox, identity, worker, app, product.reports())
+    return Bot(settings, inbox, identity, worker, app)
 
 
 def starlette_app(bot: Bot) -> Starlette:
-    reports = bot.reports
     secret = bot.settings.slack.signing_secret
     verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
 
@@ -153,28 +158,6 @@ def starlette_app(bot: Bot) -> Starlette:
     async def metrics(_: Request) -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
-    async def report_index(request: Request) -> Response:
-        if reports is None:
-            return PlainTextResponse("no report source configured", status_code=404)
-        namespace = request.query_params.get("namespace") or None
-        try:
-            items = await asyncio.to_thread(reports.list, namespace)
-        except ToolError as e:
-            return PlainTextResponse(f"cannot read RCA reports: {e}", status_code=502)
-        return HTMLResponse(reports_view.html_index(items, namespace))
-
-    async def report_page(request: Request) -> Response:
-        if reports is None:
-            return PlainTextResponse("no report source configured", status_code=404)
-        ns, name = request.path_params["namespace"], request.path_params["name"]
-        try:
-            obj = await asyncio.to_thread(reports.get, ns, name)
-        except ToolError as e:
-            return PlainTextResponse(f"cannot read the RCA report: {e}", status_code=502)
-        if obj is None:
-            return PlainTextResponse(f"no RCA report {ns}/{name}", status_code=404)
-        return HTMLResponse(reports_view.html_report(obj))
-
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await bot.start()
@@ -191,8 +174,6 @@ def starlette_app(bot: Bot) -> Starlette:
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        Route("/reports", report_index, methods=["GET"]),
-        Route("/reports/{namespace}/{name}", report_page, methods=["GET"]),
     ]
     if events is not None:  # Socket Mode alone: no HTTP endpoint for events at all
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
@@ -243,13 +224,47 @@ def socket_mode(bot: Bot) -> AsyncSocketModeHandler:
     return AsyncSocketModeHandler(bot.app, token.get_secret_value())
 
 
-def serve(bot: Bot, host: str, port: int) -> None:
-    import uvicorn  # noqa: PLC0415 (only the server needs it)
+class _Quiet(uvicorn.Server):
+    """A server that leaves the signals to `serve` (two servers share one loop and stop
+    together; uvicorn's own handling would let the first one end the process)."""
 
-    uvicorn.Server(server_config(bot, host, port)).run()
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
-def server_config(bot: Bot, host: str, port: int, log_level: str = "info") -> Any:
+def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
+    """Serve the bot on host:port and, when given, the review page (an ASGI app from
+    triage.web.review.asgi) on settings.review.host:port, in one event loop. SIGTERM or
+    SIGINT stops both gracefully (a second one forces it)."""
+    servers = [_Quiet(bot_config(bot, host, port))]
+    if review is not None:
+        r = bot.settings.review
+        servers.append(_Quiet(server_config(review, r.host, r.port, log_level="info")))
+
+    def stop() -> None:
+        for s in servers:
+            if s.should_exit:
+                s.force_exit = True
+            s.should_exit = True
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
+        tasks = [asyncio.create_task(s.serve()) for s in servers]
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        stop()  # one ended (a signal, or it could not bind): end the other too
+        await asyncio.gather(*tasks)
+        for task in done:
+            task.result()
+
+    asyncio.run(run())
+    if any(not s.started for s in servers):
+        raise SystemExit(1)  # a listener never came up (port in use): uvicorn said why
+
+
+def bot_config(bot: Bot, host: str, port: int, log_level: str = "info") -> Any:
     """uvicorn as `triage serve` runs it: h11 with a header deadline (limits.GuardedH11),
     h11's 16 KiB bound on headers, a short keep-alive."""
     import uvicorn  # noqa: PLC0415

@@ -17,7 +17,7 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from tools.errors import ToolError
+from tools.errors import ToolError, Unreachable
 from tools.kube_call import call_raw
 from tools.read import shapes
 from tools.read.payloads import Pod
@@ -31,6 +31,8 @@ Json = dict[str, Any]
 RCAREPORT_GROUP = "triage.dev"
 RCAREPORT_VERSION = "v1alpha1"
 RCAREPORT_PLURAL = "rcareports"
+READ_ATTEMPTS = 2  # a read whose connection failed is tried once more
+READ_RETRY_PAUSE_S = 0.2
 
 
 @dataclass
@@ -75,9 +77,19 @@ class KubeReader:
     # -- plumbing --------------------------------------------------------------------------
 
     def _raw(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
-        """One request; raises a ToolError subclass on any failure."""
-        self.stats.requests += 1
-        body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
+        """One read; raises a ToolError subclass on any failure. A connection that failed
+        before an answer (refused, reset) is tried once more after a short pause — reads only,
+        explicitly here, since the client itself never retries; a timeout is not retried (the
+        configured timeout is the most a read waits)."""
+        for attempt in range(READ_ATTEMPTS):
+            self.stats.requests += 1
+            try:
+                body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
+                break
+            except Unreachable:
+                if attempt + 1 >= READ_ATTEMPTS:
+                    raise
+                time.sleep(READ_RETRY_PAUSE_S)
         self.stats.bytes += len(body)
         return body
 

@@ -11,10 +11,10 @@ import pytest
 from kubernetes import client
 
 from policies import Policy
+from tests.support.product import app_over
 from tests.tools.mutate.cluster import create_deployment
 from tests.tools.mutate.rig import Rig
 from tests.tools.mutate.wire import Fault, Wire, landed, read_log
-from tests.support.product import app_over
 from tools.mutate.ledger import Phase
 from tools.read.kube import KubeReader
 from tools.read.registry import ReadRegistry
@@ -31,7 +31,8 @@ def test_a_run_resumed_after_its_agent_was_killed_writes_once(ledger_cluster, ta
     words = "scale deployment web to 3"
     thread = f"cli:{target_ns}-killed"
     goal = intake.parse(words, now=time.time(), namespace=target_ns)
-    (request,) = requests_from_goal(goal, thread)[0]
+    who = "kube:system:serviceaccount:triage-system:triage-reader"  # as the apiserver says
+    (request,) = requests_from_goal(goal, thread, who, "cli")[0]
     write = ("PATCH", rf"/apis/apps/v1/namespaces/{target_ns}/deployments/web/scale$")
 
     fault = asdict(Fault(*write, "kill_before"))
@@ -49,6 +50,7 @@ def test_a_run_resumed_after_its_agent_was_killed_writes_once(ledger_cluster, ta
         tmp_path,
         policy=Policy(mutations=registry.policy),
         registry=registry,
+        api_client=reader,
     )
     run = product.checked_run(Request(words=words, namespace=target_ns, run_id=thread))
     reader.close()

@@ -15,8 +15,6 @@ import pytest
 from kubernetes import client
 
 from policies import Policy
-from tests.tools.mutate.cluster import create_deployment, policy_for
-from tests.tools.mutate.rig import Rig
 from tests.slack.support import (
     CHANNEL,
     BotServer,
@@ -27,6 +25,8 @@ from tests.slack.support import (
     user_message,
 )
 from tests.support.fake_slack import TEAM_ID, FakeSlack
+from tests.tools.mutate.cluster import create_deployment, policy_for
+from tests.tools.mutate.rig import Rig
 from tools.mutate.ledger import Phase, utcnow
 from tools.read.kube import KubeReader
 from tools.read.registry import ReadRegistry
@@ -44,7 +44,7 @@ ALICE, BOB = "U0ALICE", "U0BOB"
 def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path):
     rig = Rig(ledger_cluster, target_ns)
     policy = policy_for(target_ns, approval=("scale",), approval_ttl_s=60)
-    policy = policy.model_copy(update={"approvers": (ALICE,)})
+    policy = policy.model_copy(update={"approvers": (f"slack:{ALICE}",)})
     create_deployment(ledger_cluster, rig.admin, target_ns, "web", replicas=2)
     registry = rig.registry(policy=policy)
     reader = ledger_cluster.api_client(ledger_cluster.reader_kubeconfig)
@@ -56,6 +56,7 @@ def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path):
         policy=Policy(mutations=policy),
         redactor=Redactor(),
         registry=registry,
+        approvals=rig.recorder(),  # Slack decisions are recorded as the approval recorder
     )
     with BotServer(settings, product) as server:
         yield server, rig, registry
@@ -134,7 +135,10 @@ def test_only_an_approver_applies_it_and_a_double_click_applies_once(setup, slac
     assert done.phase is Phase.SUCCEEDED
     assert done.attempts == 1  # one write
     assert done.approval is not None
-    assert done.approval.approver == ALICE
+    assert done.approval.approver == f"slack:{TEAM_ID}/{ALICE}"
+    (decision,) = registry.ledger.decisions(op.id)  # the Approval object, one for two clicks
+    assert decision.approver == f"slack:{TEAM_ID}/{ALICE}"
+    assert decision.args_digest == op.args_digest
     assert _replicas(rig) == 3
     assert done.requested_by.startswith(f"slack:{TEAM_ID}/")  # who asked, and from where
     ticket = slack_api.message(CHANNEL, row["steps"]["ticket_ts"])
@@ -165,5 +169,6 @@ def test_a_click_after_the_request_expired_changes_nothing(setup, slack_api):
     (op,) = [o for o in registry.ledger.list() if o.target.namespace == rig.ns]
     assert op.phase is Phase.AWAITING_APPROVAL
     assert op.approval is None
+    assert registry.ledger.decisions(op.id) == []
     assert _replicas(rig) == 2
     assert "expired" in slack_api.ephemeral[-1]["text"]

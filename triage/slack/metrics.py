@@ -18,12 +18,18 @@ REQUESTS_DONE = Counter("triage_slack_requests_done", "Requests answered.", ["ki
 REQUESTS_FAILED = Counter(
     "triage_slack_request_failures", "Failed attempts at a request (it is retried).", ["kind"]
 )
+REQUESTS_IGNORED = Counter(
+    "triage_slack_requests_ignored",
+    "Mentions dropped unread: written by a bot or app the operator did not allow.",
+    ["reason"],
+)
 ACK_SECONDS = Histogram(
     "triage_slack_ack_seconds",
     "From the request's arrival to its ack (persisted first); Slack allows 3 s.",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0),
 )
 
+REQUESTS_IGNORED.labels(reason="bot")
 for _kind in KINDS:
     for _c in (REQUESTS_ACCEPTED, REQUESTS_DUPLICATE, REQUESTS_DONE, REQUESTS_FAILED):
         _c.labels(kind=_kind)

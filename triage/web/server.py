@@ -98,7 +98,13 @@ def build_bot(settings: Settings, product: App) -> Bot:
     inbox = Inbox(inbox_path(settings))
     slack = Slack(client, redactor)
     worker = Worker(
-        inbox, slack, product, slack_settings, decide=approvals.decide, ask=approvals.ask
+        inbox,
+        slack,
+        product,
+        slack_settings,
+        decide=approvals.decide,
+        ask=approvals.ask,
+        offer=approvals.offer,
     )
     identity = Identity(client)
     app = build_app(slack_settings, inbox, identity, kick=worker.kick)

@@ -32,7 +32,7 @@ def _scale(rig, replicas):
     )
 
 
-def _replicas(rig) -> int:
+def _replicas(rig):
     return client.AppsV1Api(rig.admin).read_namespaced_deployment("web", rig.ns).spec.replicas
 
 

@@ -21,6 +21,7 @@ import pytest
 from kubernetes import client
 
 from policies.model import MutationPolicy
+from tests.support.controlplane import ControlPlane
 from tests.tools.mutate.cluster import (
     LEDGER_NS,
     MUTATOR_SA,
@@ -33,12 +34,11 @@ from tests.tools.mutate.cluster import (
     wait_until,
 )
 from tests.tools.mutate.wire import Fault, FaultyTransport, Wire, on_kube
-from tests.support.controlplane import ControlPlane
 from tools.mutate.alertmanager import AlertmanagerMutator
+from tools.mutate.approvals import recomputed, record_decision
 from tools.mutate.kube import RESTART_STAMP, KubeMutator, impersonating
 from tools.mutate.ledger import Decision, KubeLedger, Operation, Target, utcnow
 from tools.mutate.registry import MutateRegistry, MutationRequest
-from tools.mutate.approvals import recomputed, record_decision
 
 ROOT = Path(__file__).resolve().parents[3]
 LEASE_S = 1.0

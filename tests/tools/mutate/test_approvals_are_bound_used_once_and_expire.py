@@ -55,7 +55,7 @@ def test_an_approval_for_other_arguments_is_refused_and_never_used(rig):
     op = registry.submit(_scale(rig, 4)).operation
     other = registry.submit(_scale(rig, 9).model_copy(update={"step": "1"})).operation
     # the approver was shown the card of another operation (9 replicas): not recordable …
-    with pytest.raises(StaleApproval, match="not .* arguments"):
+    with pytest.raises(StaleApproval, match=r"not .* arguments"):
         record_decision(
             rig.approver(),
             rig.policy,

@@ -178,9 +178,9 @@ def test_an_approval_names_the_identity_that_creates_it(rig, ledger_cluster):
         )
         _create_approval(alice, _approval(op.id, op.args_digest, "alice"))
     recorder = rig.recorder()
-    with pytest.raises(Invalid, match="ValidatingAdmissionPolicy .triage-approvals"):
+    with pytest.raises(Invalid, match=r"ValidatingAdmissionPolicy .triage-approvals"):
         recorder.decide(_decision(op.id, op.args_digest, "alice"))
-    stored, created = recorder.decide(_decision(op.id, op.args_digest, "slack:T1/U0ALICE"))
+    _, created = recorder.decide(_decision(op.id, op.args_digest, "slack:T1/U0ALICE"))
     assert created
     assert {d.approver for d in rig.registry().ledger.decisions(op.id)} == {
         "alice",

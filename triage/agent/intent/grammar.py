@@ -518,15 +518,16 @@ def _shared_namespace(tokens: Sequence[Token]) -> str | None:
     return got[0]
 
 
-def _retracts(sentence: Sentence) -> bool:
-    words = sentence.words()
+def _retracts(words: Sequence[str]) -> bool:
+    """A sentence or clause that only takes back what came before ("nvm", "or not")."""
+    words = tuple(words)
     return any(words == phrase for phrase in RETRACTIONS) or words in (("no",), ("no", "no"))
 
 
 def understand(reading: Reading) -> Understood:
     out = Understood()
     for sentence in sentences(reading):
-        if _retracts(sentence):
+        if _retracts(sentence.words()):
             out.commands.clear()
             out.offers.clear()
             continue
@@ -547,6 +548,12 @@ def _one_sentence(sentence: Sentence, out: Understood) -> None:
     tainted = False
     for clause in sentence.clauses:
         tokens = clause.tokens
+        words = [t.low for t in tokens if t.kind is Kind.WORD]
+        if commands and _retracts(words):
+            out.commands.clear()
+            out.offers.clear()
+            commands, offers = [], []
+            continue
         shared = _shared_namespace(tokens)
         if shared is not None:
             commands = [

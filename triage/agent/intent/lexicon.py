@@ -283,6 +283,9 @@ RETRACTIONS = (
     ("do", "not"),
     ("no", "don't"),
     ("stop",),
+    ("or", "not"),
+    ("maybe", "not"),
+    ("on", "second", "thought"),
 )
 #: Openers of a polite question or an indirect request: offered, never executed.
 POLITE = frozenset(

@@ -223,18 +223,20 @@ def namespace(tokens: Sequence[Token], i: int) -> tuple[str, int] | None:
         return (ns, i + 4) if ok and ns else None
     if t.low == "on":
         return None
-    ns = _namespace_name(nxt)
-    if ns is None:
-        return None
     after = _word(tokens, i + 2)
     if after is not None and filler(after.text, "namespace"):
-        return ns, i + 3
-    return ns, i + 2
+        ns = _namespace_name(nxt)
+        return (ns, i + 3) if ns else None
+    ns = _namespace_name(nxt, bare=True)
+    return (ns, i + 2) if ns else None
 
 
-def _namespace_name(token: Token | None) -> str | None:
+def _namespace_name(token: Token | None, *, bare: bool = False) -> str | None:
+    """A namespace's name; after a bare "in", not a word that reads as English ("in time")."""
     found = name(token)
-    if found is None or (token is not None and not token.code and found in _NOT_NAMESPACES):
+    if found is None or (
+        bare and token is not None and not token.code and found in _NOT_NAMESPACES
+    ):
         return None
     return found
 

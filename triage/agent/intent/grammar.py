@@ -50,6 +50,7 @@ from triage.agent.intent.lexicon import (
     OTHER_VERBS,
     POLITE,
     QUESTIONS,
+    RESTRICTING,
     RETRACTIONS,
     TRAILS,
     VERBS,
@@ -395,6 +396,8 @@ def _skip_tail(tokens: Sequence[Token], i: int) -> int:
             i += 1
         elif t.is_word("in") and tg.is_low(tokens, i + 1, "advance"):
             i += 2
+        elif t.is_word("as") and tg.is_low(tokens, i + 1, "well"):
+            i += 2
         elif t.is_word("cc", "fyi"):
             i += 1
             while i < len(tokens) and tokens[i].kind in (Kind.PERSON, Kind.CHANNEL):
@@ -436,12 +439,17 @@ def _imperative(tokens: Sequence[Token], start: int, out: Understood) -> _Clause
     result = _Clause()
     i = start
     alternatives = False
+    joined_by = ""  # the coordinator before this sub-clause
     while i < len(tokens):
         i = _skip_leads(tokens, i)
         if i >= len(tokens):
             break
         sub = mood(tokens, i)
         if sub is Mood.CONDITIONAL:
+            if joined_by == "but" or tokens[i].low in RESTRICTING:
+                # "restart X, but only if Y": the condition restricts what came before
+                result.offers = result.commands + result.offers
+                result.commands = []
             result.taints = True
             result.offers += _scan(tokens, i, out)
             break
@@ -465,6 +473,7 @@ def _imperative(tokens: Sequence[Token], start: int, out: Understood) -> _Clause
             alternatives = True
         if j >= len(tokens) or tokens[j].low in ("while", "meanwhile"):
             break
+        joined_by = tokens[j].low
         i = j + 1
     if alternatives:
         result.offers = result.commands + result.offers
@@ -476,6 +485,29 @@ def _next_coordinated(tokens: Sequence[Token], i: int) -> int:
     while i < len(tokens) and tokens[i].low not in _COORDINATORS - {"so"}:
         i += 1
     return i + 1 if i < len(tokens) else i
+
+
+def _contrasted(clauses: list[Clause]) -> list[Clause]:
+    """A statement or a negation followed by "but" and an imperative ("Alice said to roll back
+    X, but restart Y instead"; "don't restart X but scale X to 5"): the part after "but" is the
+    sender's own clause, not a continuation of the other's words."""
+    out: list[Clause] = []
+    for clause in clauses:
+        tokens = clause.tokens
+        start = _skip_leads(tokens)
+        split = None
+        if mood(tokens, start) in (Mood.OTHER, Mood.NEGATED):
+            for k in range(start + 1, len(tokens)):
+                after = _skip_leads(tokens, k + 1)
+                if tokens[k].is_word("but") and mood(tokens, after) is Mood.IMPERATIVE:
+                    split = k
+                    break
+        if split is None:
+            out.append(clause)
+        else:
+            out.append(Clause(tokens[:split], clause.after_label))
+            out.append(Clause(tokens[split + 1 :], clause.after_label))
+    return out
 
 
 def _negated(tokens: Sequence[Token], i: int, out: Understood) -> None:
@@ -546,7 +578,7 @@ def _one_sentence(sentence: Sentence, out: Understood) -> None:
     commands: list[Command] = []
     offers: list[Command] = []
     tainted = False
-    for clause in sentence.clauses:
+    for clause in _contrasted(sentence.clauses):
         tokens = clause.tokens
         words = [t.low for t in tokens if t.kind is Kind.WORD]
         if commands and _retracts(words):

@@ -189,8 +189,6 @@ TRAILS = frozenset(
         "again",
         "for",
         "me",
-        "as",
-        "well",
         "straight",
     ]
 )
@@ -232,7 +230,12 @@ CONDITION_PHRASES = (
     ("if", "needed"),
     ("even", "if"),
     ("only", "if"),
+    ("as", "long", "as"),
+    ("so", "long", "as"),
 )
+#: Conditions that restrict what came before them ("restart X, but only if Y"), unlike a new
+#: condition for what follows ("scale X to 8, and if that doesn't help …").
+RESTRICTING = frozenset({"only", "provided", "providing", "as", "so", "assuming", "unless"})
 #: Words that make a clause a negation or a retraction.
 NEGATIONS = frozenset(
     [
@@ -488,6 +491,11 @@ NOT_NAMES = (
             "be",
             "been",
             "being",
+            "only",
+            "just",
+            "also",
+            "well",
+            "long",
         ]
     )
     | LEADS

@@ -134,9 +134,41 @@ def test_a_typo_in_the_verb_commands_nothing(command: Command) -> None:
 
 
 _WORDS = st.sampled_from(
-    "why is the checkout-api pod slow since 14:05 in namespace shop replicas revision "
-    "deployment alert HighErrorRate please now tell me what happened and check the logs "
-    "restarts rollbacks scaled restarted silenced killed deleted".split()
+    [
+        "why",
+        "is",
+        "the",
+        "checkout-api",
+        "pod",
+        "slow",
+        "since",
+        "14:05",
+        "in",
+        "namespace",
+        "shop",
+        "replicas",
+        "revision",
+        "deployment",
+        "alert",
+        "HighErrorRate",
+        "please",
+        "now",
+        "tell",
+        "me",
+        "what",
+        "happened",
+        "and",
+        "check",
+        "the",
+        "logs",
+        "restarts",
+        "rollbacks",
+        "scaled",
+        "restarted",
+        "silenced",
+        "killed",
+        "deleted",
+    ]
 )
 
 

@@ -394,10 +394,10 @@ def _skip_tail(tokens: Sequence[Token], i: int) -> int:
         t = tokens[i]
         if t.kind is Kind.BOT or (t.kind is Kind.WORD and t.low in TRAILS):
             i += 1
-        elif t.is_word("in") and tg.is_low(tokens, i + 1, "advance"):
-            i += 2
-        elif t.is_word("as") and tg.is_low(tokens, i + 1, "well"):
-            i += 2
+        elif (t.is_word("in") and tg.is_low(tokens, i + 1, "advance")) or (
+            t.is_word("as") and tg.is_low(tokens, i + 1, "well")
+        ):
+            i += 2  # "thanks in advance", "as well"
         elif t.is_word("cc", "fyi"):
             i += 1
             while i < len(tokens) and tokens[i].kind in (Kind.PERSON, Kind.CHANNEL):

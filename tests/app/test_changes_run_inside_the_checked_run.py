@@ -287,6 +287,10 @@ def test_the_cli_verifies_a_restart_that_happened(reports, ledger_cluster, targe
     assert result.exit_code == EXIT_OK, out["verification"]
     assert out["verification"]["outcome"] == "verified"
     assert [m["phase"] for m in out["mutations"]] == ["Succeeded"]
+    op = rig.registry().ledger.get(out["mutations"][0]["operation"])
+    assert op is not None
+    # who asked: the user the apiserver authenticates the kubeconfig as (SelfSubjectReview)
+    assert (op.requested_by, op.requested_via) == (READER, "cli")
     rig.close()
 
 
@@ -364,4 +368,27 @@ def test_slack_decides_the_outcome_after_the_change(
     assert ticket is not None
     assert outcome in json.dumps(ticket["blocks"])
     forget_operations(ledger_cluster, namespace)
+    rig.close()
+
+
+def test_the_cli_offers_what_was_only_asked_politely_and_changes_nothing(
+    reports, ledger_cluster, target_ns, tmp_path
+):
+    rig = Rig(ledger_cluster, target_ns)
+    setup_crashing(ledger_cluster, rig.admin, target_ns)
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(
+        yaml.safe_dump(Policy(mutations=policy_for(target_ns)).model_dump(mode="json"))
+    )
+    question = f"can you restart deployment web in namespace {target_ns}?"
+    args = ["investigate", question, "--kubeconfig", str(ledger_cluster.reader_kubeconfig)]
+    env = {"TRIAGE_STATE__DIR": str(tmp_path), "TRIAGE_POLICY_FILE": str(policy_file)}
+    result = CliRunner().invoke(app, [*args, "-o", "json", "-q"], env=env)
+
+    out = json.loads(result.stdout)
+    assert out["mutations"] == []
+    assert out["offers"] == [f"restart deployment web in namespace {target_ns}"]
+    assert [o for o in rig.registry().ledger.list() if o.target.namespace == target_ns] == []
+    dep = client.AppsV1Api(rig.admin).read_namespaced_deployment("web", target_ns)
+    assert "triage.dev/restart" not in (dep.spec.template.metadata.annotations or {})
     rig.close()

@@ -9,9 +9,9 @@ import time
 import pytest
 from kubernetes import client
 
-from tests.tools.mutate.cluster import create_deployment, wait_rollout
+from tests.tools.mutate.cluster import create_deployment, wait_rollout, wait_until
 from tests.tools.mutate.rig import Rig, silence
-from tests.tools.mutate.wire import Wire
+from tests.tools.mutate.wire import Fault, Wire
 from tools.mutate.kube import RESTART_STAMP
 from tools.mutate.ledger import Phase, Target
 from tools.results import ErrorKind, ToolStatus
@@ -92,6 +92,42 @@ def test_a_paused_deployment_is_refused_plainly(rig, action):
     assert outcome.operation is None  # nothing recorded, nothing written
     assert _writes(wire) == 0
     assert _dep(rig).metadata.resource_version == before
+
+
+def test_a_paused_deployment_still_scales(rig):
+    create_deployment(rig.cp, rig.admin, rig.ns, "web", replicas=1)
+    client.AppsV1Api(rig.admin).patch_namespaced_deployment(
+        "web", rig.ns, {"spec": {"paused": True}}
+    )
+    done = rig.registry().submit(rig.request("scale", _target(rig), {"replicas": 2}))
+    assert done.phase is Phase.SUCCEEDED, done.result.excerpt
+    assert _dep(rig).spec.replicas == 2
+
+
+def test_a_pod_that_vanishes_before_its_eviction_is_not_evicted_twice(rig):
+    create_deployment(rig.cp, rig.admin, rig.ns, "web", replicas=1)
+    core = client.CoreV1Api(rig.admin)
+    wait_until(
+        lambda: len(core.list_namespaced_pod(rig.ns, label_selector="app=web").items) == 1,
+        20,
+        "the pod",
+    )
+    pod = core.list_namespaced_pod(rig.ns, label_selector="app=web").items[0].metadata.name
+    eviction = rf"/pods/{pod}/eviction$"
+    wire = Wire()
+    wire.arm(
+        Fault(
+            "POST",
+            eviction,
+            "call_before",
+            callback=lambda: core.delete_namespaced_pod(pod, rig.ns, grace_period_seconds=0),
+        )
+    )
+    outcome = rig.registry(wire).submit(rig.request("delete_pod", _target(rig, pod, "Pod"), {}))
+
+    assert outcome.phase is Phase.SUCCEEDED, outcome.result.excerpt  # the pod is gone, as asked
+    assert wire.landed("POST", eviction) == 0  # the eviction was refused (404), never repeated
+    assert len([e for e in wire.log if e.method == "POST" and eviction[:-1] in e.path]) <= 1
 
 
 def test_a_rollback_without_a_previous_revision_is_refused_plainly(rig):

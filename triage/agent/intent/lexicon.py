@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from policies.model import MutationAction
 
+
+def _words(text: str) -> list[str]:
+    """A word list written as text: one entry per whitespace-separated word."""
+    return text.split()
+
+
 # -- the five actions: base verbs only ("restarted", "restarting" are not commands) -----------
 
 #: One-word verbs and the action they name.
@@ -46,151 +52,38 @@ GERUNDS: dict[str, str] = {
 #: Imperative verbs that ask for something other than a change ("find out why and roll back X":
 #: the clause is imperative, so the coordinated "roll back X" is a command too).
 OTHER_VERBS = frozenset(
-    [
-        "add",
-        "analyse",
-        "analyze",
-        "assess",
-        "attach",
-        "capture",
-        "check",
-        "collect",
-        "compare",
-        "confirm",
-        "create",
-        "debug",
-        "describe",
-        "determine",
-        "diagnose",
-        "dig",
-        "document",
-        "draft",
-        "escalate",
-        "evaluate",
-        "explain",
-        "fetch",
-        "figure",
-        "file",
-        "find",
-        "follow",
-        "gather",
-        "get",
-        "give",
-        "go",
-        "grab",
-        "grep",
-        "help",
-        "identify",
-        "inspect",
-        "investigate",
-        "keep",
-        "let",
-        "list",
-        "log",
-        "look",
-        "make",
-        "monitor",
-        "note",
-        "notify",
-        "open",
-        "page",
-        "paste",
-        "ping",
-        "post",
-        "prepare",
-        "produce",
-        "pull",
-        "query",
-        "read",
-        "record",
-        "report",
-        "review",
-        "root-cause",
-        "run",
-        "see",
-        "send",
-        "share",
-        "show",
-        "submit",
-        "summarise",
-        "summarize",
-        "tell",
-        "trace",
-        "track",
-        "triage",
-        "try",
-        "update",
-        "verify",
-        "wait",
-        "watch",
-        "write",
-    ]
+    _words(
+        """
+        add analyse analyze assess attach capture check collect compare confirm create debug
+        describe determine diagnose dig document draft escalate evaluate explain fetch
+        figure file find follow gather get give go grab grep help identify inspect
+        investigate keep let list log look make monitor note notify open page paste ping
+        post prepare produce pull query read record report review root-cause run see send
+        share show submit summarise summarize tell trace track triage try update verify wait
+        watch write
+        """
+    )
 )
 
 # -- what may stand before the verb, after it, or be a whole clause of its own ---------------
 
 #: Words before the verb that leave the mood imperative ("ok", "please", "go ahead and").
 LEADS = frozenset(
-    [
-        "please",
-        "pls",
-        "plz",
-        "kindly",
-        "ok",
-        "okay",
-        "k",
-        "yes",
-        "yeah",
-        "yep",
-        "yup",
-        "sure",
-        "alright",
-        "right",
-        "now",
-        "so",
-        "then",
-        "and",
-        "also",
-        "just",
-        "hey",
-        "hi",
-        "hello",
-        "yo",
-        "actually",
-        "urgent",
-        "urgently",
-        "asap",
-        "quick",
-        "quickly",
-        "ahead",
-        "go",
-    ]
+    _words(
+        """
+        please pls plz kindly ok okay k yes yeah yep yup sure alright right now so then and
+        also just hey hi hello yo actually urgent urgently asap quick quickly ahead go
+        """
+    )
 )
 #: Words after a complete command that change nothing ("now", "asap", "thanks").
 TRAILS = frozenset(
-    [
-        "please",
-        "pls",
-        "plz",
-        "now",
-        "asap",
-        "immediately",
-        "quickly",
-        "thanks",
-        "thank",
-        "you",
-        "thx",
-        "ty",
-        "too",
-        "instead",
-        "first",
-        "right",
-        "away",
-        "again",
-        "for",
-        "me",
-        "straight",
-    ]
+    _words(
+        """
+        please pls plz now asap immediately quickly thanks thank you thx ty too instead
+        first right away again for me straight
+        """
+    )
 )
 #: A clause made only of these is a greeting, a thanks or an "ok": it neither commands nor
 #: spoils the command next to it.
@@ -199,25 +92,12 @@ CHATTER = LEADS | TRAILS | frozenset(["advance", "cheers", "lol", "thx", "thanks
 #: Words that open a subordinate clause: what follows in the sentence is conditional or
 #: deferred, which Triage never evaluates.
 CONDITIONS = frozenset(
-    [
-        "if",
-        "unless",
-        "once",
-        "when",
-        "whenever",
-        "after",
-        "before",
-        "until",
-        "till",
-        "assuming",
-        "suppose",
-        "supposing",
-        "provided",
-        "providing",
-        "otherwise",
-        "should",
-        "lest",
-    ]
+    _words(
+        """
+        if unless once when whenever after before until till assuming suppose supposing
+        provided providing otherwise should lest
+        """
+    )
 )
 #: Multi-word openers with the same effect ("worst case, roll back X", "Plan B: …").
 CONDITION_PHRASES = (
@@ -238,23 +118,12 @@ CONDITION_PHRASES = (
 RESTRICTING = frozenset({"only", "provided", "providing", "as", "so", "assuming", "unless"})
 #: Words that make a clause a negation or a retraction.
 NEGATIONS = frozenset(
-    [
-        "don't",
-        "dont",
-        "do-not",
-        "never",
-        "no",
-        "not",
-        "nobody",
-        "noone",
-        "nothing",
-        "without",
-        "stop",
-        "cancel",
-        "nvm",
-        "neither",
-        "nor",
-    ]
+    _words(
+        """
+        don't dont do-not never no not nobody noone nothing without stop cancel nvm neither
+        nor
+        """
+    )
 )
 NEGATION_PHRASES = (
     ("do", "not"),
@@ -292,65 +161,21 @@ RETRACTIONS = (
 )
 #: Openers of a polite question or an indirect request: offered, never executed.
 POLITE = frozenset(
-    [
-        "can",
-        "could",
-        "would",
-        "will",
-        "won't",
-        "wouldn't",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "should",
-        "u",
-        "mind",
-        "let's",
-        "lets",
-        "i'd",
-        "id",
-        "i'll",
-        "maybe",
-        "perhaps",
-        "probably",
-        "possibly",
-        "we",
-        "we'll",
-        "we'd",
-        "let",
-    ]
+    _words(
+        """
+        can could would will won't wouldn't shall may might must should u mind let's lets
+        i'd id i'll maybe perhaps probably possibly we we'll we'd let
+        """
+    )
 )
 #: Question words: a clause that starts with one is a question, "?" or not.
 QUESTIONS = frozenset(
-    [
-        "why",
-        "what",
-        "what's",
-        "whats",
-        "how",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "which",
-        "is",
-        "are",
-        "was",
-        "were",
-        "am",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "isn't",
-        "aren't",
-        "doesn't",
-        "didn't",
-        "any",
-    ]
+    _words(
+        """
+        why what what's whats how who whom whose when where which is are was were am does
+        did has have had isn't aren't doesn't didn't any
+        """
+    )
 )
 
 # -- targets ------------------------------------------------------------------------------
@@ -360,143 +185,28 @@ POD_WORDS = frozenset({"pod", "pods"})
 ALERT_WORDS = frozenset({"alert", "alerts", "alertname"})
 #: Kinds Triage does not change: "restart statefulset redis" is no command.
 OTHER_KINDS = frozenset(
-    [
-        "statefulset",
-        "statefulsets",
-        "sts",
-        "daemonset",
-        "daemonsets",
-        "ds",
-        "replicaset",
-        "replicasets",
-        "rs",
-        "job",
-        "jobs",
-        "cronjob",
-        "cronjobs",
-        "service",
-        "services",
-        "svc",
-        "node",
-        "nodes",
-        "namespace",
-        "namespaces",
-        "ns",
-        "cluster",
-        "clusters",
-        "hpa",
-        "hpas",
-        "configmap",
-        "configmaps",
-        "cm",
-        "secret",
-        "secrets",
-        "ingress",
-        "ingresses",
-        "pvc",
-        "pvcs",
-        "container",
-        "containers",
-        "app",
-        "apps",
-        "workload",
-        "workloads",
-        "silence",
-        "silences",
-        "revision",
-        "replicas",
-        "replica",
-        "instance",
-        "instances",
-        "release",
-        "releases",
-        "helm",
-        "chart",
-    ]
+    _words(
+        """
+        statefulset statefulsets sts daemonset daemonsets ds replicaset replicasets rs job
+        jobs cronjob cronjobs service services svc node nodes namespace namespaces ns
+        cluster clusters hpa hpas configmap configmaps cm secret secrets ingress ingresses
+        pvc pvcs container containers app apps workload workloads silence silences revision
+        replicas replica instance instances release releases helm chart
+        """
+    )
 )
 #: Never a name: pronouns, determiners, bulk words, prepositions, conjunctions, fillers.
 NOT_NAMES = (
     frozenset(
-        [
-            "it",
-            "its",
-            "it's",
-            "this",
-            "that",
-            "these",
-            "those",
-            "them",
-            "they",
-            "their",
-            "one",
-            "ones",
-            "him",
-            "her",
-            "me",
-            "us",
-            "you",
-            "your",
-            "my",
-            "our",
-            "his",
-            "the",
-            "a",
-            "an",
-            "some",
-            "any",
-            "every",
-            "each",
-            "all",
-            "both",
-            "none",
-            "other",
-            "another",
-            "everything",
-            "anything",
-            "something",
-            "everyone",
-            "whole",
-            "rest",
-            "in",
-            "on",
-            "at",
-            "to",
-            "for",
-            "of",
-            "from",
-            "with",
-            "by",
-            "into",
-            "onto",
-            "up",
-            "down",
-            "back",
-            "out",
-            "off",
-            "over",
-            "and",
-            "or",
-            "but",
-            "then",
-            "if",
-            "unless",
-            "when",
-            "while",
-            "once",
-            "so",
-            "as",
-            "is",
-            "are",
-            "was",
-            "be",
-            "been",
-            "being",
-            "only",
-            "just",
-            "also",
-            "well",
-            "long",
-        ]
+        _words(
+            """
+        it its it's this that these those them they their one ones him her me us you your my
+        our his the a an some any every each all both none other another everything anything
+        something everyone whole rest in on at to for of from with by into onto up down back
+        out off over and or but then if unless when while once so as is are was be been
+        being only just also well long
+        """
+        )
     )
     | LEADS
     | TRAILS
@@ -571,145 +281,18 @@ UNIT_SECONDS = {
 #: meaning without looking like a negation to an English grammar. Scripts other than Latin
 #: (Japanese, Chinese, Korean, Cyrillic…) and accented letters are caught by their characters.
 FOREIGN = frozenset(
-    [
-        "bitte",
-        "danke",
-        "nicht",
-        "nichts",
-        "kein",
-        "keine",
-        "keinen",
-        "neu",
-        "und",
-        "oder",
-        "aber",
-        "der",
-        "das",
-        "den",
-        "dem",
-        "des",
-        "ein",
-        "eine",
-        "einen",
-        "im",
-        "ist",
-        "sind",
-        "warum",
-        "wieso",
-        "kannst",
-        "könntest",
-        "du",
-        "mir",
-        "mich",
-        "nur",
-        "noch",
-        "auch",
-        "starte",
-        "neustarten",
-        "restarten",
-        "neustart",
-        "sag",
-        "skaliere",
-        "skalieren",
-        "lösche",
-        "loesche",
-        "rolle",
-        "zurück",
-        "zurueck",
-        "stumm",
-        "schalte",
-        "mach",
-        "mache",
-        "auf",
-        "mit",
-        "von",
-        "für",
-        "fuer",
-        "wie",
-        "bei",
-        "zum",
-        "zur",
-        "el",
-        "los",
-        "las",
-        "del",
-        "al",
-        "en",
-        "por",
-        "para",
-        "con",
-        "sin",
-        "qué",
-        "que",
-        "porque",
-        "favor",
-        "gracias",
-        "reinicia",
-        "reinicie",
-        "reinicies",
-        "reiniciar",
-        "escala",
-        "escalar",
-        "elimina",
-        "borra",
-        "revierte",
-        "silencia",
-        "silenciar",
-        "solo",
-        "investiga",
-        "durante",
-        "horas",
-        "minutos",
-        "réplicas",
-        "cuando",
-        "donde",
-        "pourquoi",
-        "redémarre",
-        "redemarre",
-        "relance",
-        "supprime",
-        "annule",
-        "merci",
-        "depuis",
-        "renvoie",
-        "avec",
-        "sans",
-        "est",
-        "pas",
-        "le",
-        "les",
-        "du",
-        "un",
-        "une",
-        "et",
-        "pour",
-        "ne",
-        "sur",
-        "não",
-        "nao",
-        "obrigado",
-        "reinicie",
-        "apague",
-        "reverta",
-        "silencie",
-        "os",
-        "dos",
-        "das",
-        "na",
-        "il",
-        "lo",
-        "gli",
-        "della",
-        "nel",
-        "non",
-        "perché",
-        "perche",
-        "grazie",
-        "riavvia",
-        "scala",
-        "cancella",
-        "ripristina",
-        "silenzia",
-        "repliche",
-    ]
+    _words(
+        """
+        bitte danke nicht nichts kein keine keinen neu und oder aber der das den dem des ein
+        eine einen im ist sind warum wieso kannst könntest du mir mich nur noch auch starte
+        neustarten restarten neustart sag skaliere skalieren lösche loesche rolle zurück
+        zurueck stumm schalte mach mache auf mit von für fuer wie bei zum zur el los las del
+        al en por para con sin qué que porque favor gracias reinicia reinicie reinicies
+        reiniciar escala escalar elimina borra revierte silencia silenciar solo investiga
+        durante horas minutos réplicas cuando donde pourquoi redémarre redemarre relance
+        supprime annule merci depuis renvoie avec sans est pas le les du un une et pour ne
+        sur não nao obrigado reinicie apague reverta silencie os dos das na il lo gli della
+        nel non perché perche grazie riavvia scala cancella ripristina silenzia repliche
+        """
+    )
 )

@@ -216,7 +216,12 @@ def test_a_polite_question_is_offered_and_a_click_plans_it_for_approval(bot, sla
     assert op.requested_via.startswith(f"slack:{TEAM_ID}/{CHANNEL}/")
     assert _web(rig).spec.replicas == 2
 
-    card = next(m for m in slack_api.channel_messages(CHANNEL) if "Approval needed" in m["text"])
+    deadline = time.monotonic() + 60
+    cards: list[dict[str, Any]] = []
+    while not cards and time.monotonic() < deadline:  # posted once the planned run pauses
+        cards = [m for m in slack_api.channel_messages(CHANNEL) if "Approval needed" in m["text"]]
+        time.sleep(0.1)
+    (card,) = cards
     approve = _click(card, ALICE, ACTION_APPROVE, 2)
     server.post(approve, _form(approve))
     row = server.wait_done(planned, timeout=180)

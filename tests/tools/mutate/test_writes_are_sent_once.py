@@ -83,8 +83,9 @@ class Decisions:
 
 def _decisions(api: k8s.ApiClient) -> Decisions:
     rest = api.rest_client
-    rest.pool_manager = Decisions(rest.pool_manager)
-    return rest.pool_manager
+    decisions = Decisions(rest.pool_manager)
+    rest.pool_manager = decisions  # type: ignore[assignment]
+    return decisions
 
 
 def _product(proxy: Proxy, rig: Rig, tmp_path: Path, **kw: float):

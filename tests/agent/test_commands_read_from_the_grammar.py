@@ -61,7 +61,7 @@ NOT_COMMANDS = [
     ("restart checkout-api. actually no", False),
     ("delete pod web-1 — or not, nvm", False),
     ("don't restart checkout-api. restart checkout-api", False),
-    ("restart checkout-api tomorrow", False),
+    ("restart checkout-api tomorrow", True),  # deferred: offered
     ("restart checkout-api in 10 minutes", False),
     ("<@U02ALICE> <@U0BOT123> restart checkout-api", False),
     ("why is checkout-api down in prod? restart it", False),
@@ -72,6 +72,15 @@ NOT_COMMANDS = [
     ("I need you to restart checkout-api", True),
     ("did you restart checkout-api?", False),
     ("restart deployment checkout-api -n shop, bitte", True),
+    # tags, jokes, examples and deferrals
+    ("restart checkout-api, right", True),
+    ("restart checkout-api (just kidding)", False),
+    ("restart checkout-api... actually don't", False),
+    ("restart checkout-api and never mind", False),
+    ("Hypothetically, restart checkout-api", True),
+    ("For example, restart checkout-api", True),
+    ("e.g. restart checkout-api", True),
+    ("restart checkout-api later", True),
 ]
 
 

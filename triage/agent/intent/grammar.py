@@ -51,6 +51,7 @@ from triage.agent.intent.lexicon import (
     QUESTIONS,
     RESTRICTING,
     RETRACTIONS,
+    TAGS,
     VERBS,
 )
 from triage.agent.intent.markup import Kind, Reading, Token
@@ -225,6 +226,9 @@ def _imperative(tokens: Sequence[Token], start: int, out: Understood) -> _Clause
             result.offers += _scan(tokens, i, out)
             break
         if sub is Mood.NEGATED:
+            if _retracts([t.low for t in tokens[i:] if t.kind is Kind.WORD]):
+                result.commands = []  # "restart X and never mind"
+                break
             _negated(tokens, i, out)
             i = _next_coordinated(tokens, i + 1)
             continue
@@ -322,8 +326,11 @@ def _shared_namespace(tokens: Sequence[Token]) -> str | None:
 
 
 def _retracts(words: Sequence[str]) -> bool:
-    """A sentence or clause that only takes back what came before ("nvm", "or not")."""
+    """A sentence or clause that only takes back what came before ("nvm", "or not",
+    "actually, don't")."""
     words = tuple(words)
+    while words and words[0] in LEADS:
+        words = words[1:]
     return any(words == phrase for phrase in RETRACTIONS) or words in (("no",), ("no", "no"))
 
 
@@ -356,6 +363,9 @@ def _one_sentence(sentence: Sentence, out: Understood) -> None:
             out.commands.clear()
             out.offers.clear()
             commands, offers = [], []
+            continue
+        if commands and words and all(w in TAGS for w in words):
+            offers, commands = commands + offers, []  # "restart X, right": a question
             continue
         shared = _shared_namespace(tokens)
         if shared is not None:

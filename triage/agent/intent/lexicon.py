@@ -95,12 +95,15 @@ CONDITIONS = frozenset(
     _words(
         """
         if unless once when whenever after before until till assuming suppose supposing
-        provided providing otherwise should lest
+        provided providing otherwise should lest hypothetically theoretically ideally
+        eventually later tomorrow tonight someday eg ie
         """
     )
 )
 #: Multi-word openers with the same effect ("worst case, roll back X", "Plan B: …").
 CONDITION_PHRASES = (
+    ("for", "example"),
+    ("for", "instance"),
     ("worst", "case"),
     ("in", "the", "worst", "case"),
     ("in", "case"),
@@ -139,6 +142,9 @@ NEGATION_PHRASES = (
 )
 #: Clauses that take back what was said before them ("restart X. nvm").
 RETRACTIONS = (
+    ("just", "kidding"),
+    ("kidding",),
+    ("jk",),
     ("nvm",),
     ("never", "mind"),
     ("nevermind",),
@@ -159,6 +165,8 @@ RETRACTIONS = (
     ("maybe", "not"),
     ("on", "second", "thought"),
 )
+#: A clause after a command made only of these turns it into a question ("…, right").
+TAGS = frozenset(_words("right correct yeah eh huh innit no"))
 #: Openers of a polite question or an indirect request: offered, never executed.
 POLITE = frozenset(
     _words(

@@ -129,8 +129,12 @@ def _code(m: re.Match[str], slots: _Slots) -> str:
     return slots.put(Token(Kind.QUOTED, inner))
 
 
+_ABBREVIATIONS = re.compile(r"\b(e)\.(g)\.|\b(i)\.(e)\.", re.I)
+
+
 def _tokens(line: str, bot: str | None) -> list[Token]:
     slots = _Slots()
+    line = _ABBREVIATIONS.sub(lambda m: "".join(g for g in m.groups() if g), line)  # "e.g." -> eg
     line = _CONTROL.sub(lambda m: _control(m, slots, bot), line)
     line = _INLINE_CODE.sub(lambda m: _code(m, slots), line)
     line = _STRIKE.sub(lambda m: slots.put(Token(Kind.QUOTED, m.group(0))), line)

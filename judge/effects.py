@@ -79,10 +79,15 @@ def _settled_effect(m: PerformedMutation, reads: Reads) -> tuple[bool, str]:
 def mutations_took_effect(inp: JudgeInput, reads: Reads, out: Findings) -> None:
     """Every change the request commands was executed through the ledger and shows in the
     cluster; a refused, failed or superseded operation is not done, whatever else holds."""
-    for action in inp.mutations_named:
-        done = [m for m in inp.mutations if m.action == action]
+    for command in inp.commands:
+        action = command.action.value
+        done = [
+            m
+            for m in inp.mutations
+            if m.action == action and m.target.rpartition("/")[2] == command.target.name
+        ]
         if not done:
-            out.missing.append(f"requested {action} was not performed")
+            out.missing.append(f"requested {command.sentence()} was not performed")
             continue
         for m in done:
             op = f" (operation {m.operation_id})" if m.operation_id else ""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.redact import Redactor
 from tools.results import ToolStatus, clip
 from triage.core.models import (
+    Command,
     Deliverable,
     Evidence,
     Goal,
@@ -75,7 +76,9 @@ class JudgeInput(BaseModel):
     deliverables: tuple[Deliverable, ...]
     namespace: str | None
     named: tuple[Workload, ...]
-    mutations_named: tuple[str, ...]
+    commands: tuple[Command, ...] = Field(
+        description="The changes the request commands (typed by intake), checked in the cluster."
+    )
     candidate: RCADraft
     digest: str = Field(description="draft_digest() of the full draft, before clipping.")
     outcomes: tuple[ToolOutcome, ...] = Field(max_length=MAX_OUTCOMES)
@@ -103,7 +106,7 @@ class JudgeInput(BaseModel):
             deliverables=goal.deliverables,
             namespace=goal.scope.namespace,
             named=goal.scope.workloads[:MAX_LIST_ITEMS],
-            mutations_named=goal.mutations_named,
+            commands=goal.commands[:MAX_LIST_ITEMS],
             candidate=bounded_draft(draft, redactor),
             digest=draft_digest(draft),
             outcomes=outcomes,

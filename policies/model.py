@@ -10,6 +10,7 @@ nothing (or everything). `policy.schema.json` is generated from these models
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -32,19 +33,40 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_BARE_SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
+
+
+def _approver_names(value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    for who in value or ():
+        if _BARE_SLACK_ID.match(who):
+            msg = (
+                f"approver {who!r} looks like a Slack user id: write it as 'slack:{who}' "
+                "(Kubernetes users are written as the apiserver reports them, e.g. 'alice')"
+            )
+            raise ValueError(msg)
+        if not who.strip():
+            msg = "an approver must not be empty"
+            raise ValueError(msg)
+    return value
+
+
 class ActionRule(_Strict):
     """How one allowed action may be used."""
 
     approval: bool = Field(
-        default=False,
-        description="True: a human listed in `approvers` must approve each operation before "
-        "it is applied (from Slack or `triage ops approve`).",
+        default=True,
+        description="True (the default): a person listed in `approvers` must approve each "
+        "operation before it is applied (from Slack or `triage ops approve`). False: the "
+        "command of a person is enough; only an operator should relax this.",
     )
     approvers: tuple[str, ...] | None = Field(
         default=None,
-        description="Who may approve this action (Kubernetes user names as the apiserver "
-        "reports them, or Slack user ids). Unset: the section's `approvers`.",
+        description="Who may approve this action: Kubernetes user names as the apiserver "
+        "reports them (`kubectl auth whoami`), or Slack users as `slack:U123` (any "
+        "workspace) or `slack:T123/U123`. Unset: the section's `approvers`.",
     )
+
+    _names = field_validator("approvers")(_approver_names)
 
 
 class MutationPolicy(_Strict):
@@ -76,7 +98,8 @@ class MutationPolicy(_Strict):
     approvers: tuple[str, ...] = Field(
         default=(),
         description="Who may approve actions that need approval (unless the action names its "
-        "own). Empty: nobody can, so such actions can never run.",
+        "own): Kubernetes user names, or Slack users as `slack:U123` / `slack:T123/U123`. "
+        "Empty: nobody can, so such actions can never run.",
     )
     approval_ttl_s: int = Field(
         default=900,
@@ -85,6 +108,8 @@ class MutationPolicy(_Strict):
         description="How long an approval stays usable, seconds. 15 minutes: long enough to "
         "click, short enough that the cluster has not moved on.",
     )
+
+    _names = field_validator("approvers")(_approver_names)
 
     @field_validator("namespaces")
     @classmethod
@@ -107,6 +132,16 @@ class MutationPolicy(_Strict):
         if rule is not None and rule.approvers is not None:
             return rule.approvers
         return self.approvers
+
+    def may_approve(self, action: MutationAction, who: str) -> bool:
+        """Is `who` (`alice`, `slack:T123/U456`) an approver of `action`? A Slack user listed
+        without a workspace (`slack:U456`) matches in any workspace."""
+        listed = self.approvers_for(action)
+        if who in listed:
+            return True
+        if who.startswith("slack:") and "/" in who:
+            return f"slack:{who.rpartition('/')[2]}" in listed
+        return False
 
 
 class Policy(_Strict):

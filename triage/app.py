@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubernetes import client as k8s
@@ -27,6 +27,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from judge import Judge
 from policies import Policy, PolicyError, load_policy
+from tools.errors import ToolError
 from tools.mutate.alertmanager import AlertmanagerMutator
 from tools.mutate.kube import KubeMutator, impersonating
 from tools.mutate.ledger import KubeLedger
@@ -37,7 +38,7 @@ from tools.read.registry import ReadRegistry, ReadTools
 from tools.redact import Redactor
 from tools.results import ErrorKind
 from triage.agent import intake
-from triage.agent.changes import ChangeSteps, decided
+from triage.agent.changes import ChangeSteps, Ledger, decided, whoami
 from triage.agent.graph import RunResult, build_graph, checkpointer_for, inputs_for, run_graph
 from triage.agent.planners.base import Planner, TakesFeedback
 from triage.agent.planners.rules.planner import RulesPlanner
@@ -61,17 +62,16 @@ APPROVAL_POLL_S = 2.0
 
 @dataclass(frozen=True)
 class Requester:
-    """Who asked, and from where: recorded on every Operation (`spec.requestedBy`)."""
+    """Who asked, and from where: recorded on every Operation (`spec.requestedBy`,
+    `spec.requestedVia`). An empty `who` means "whoever the apiserver says this client is"
+    (the CLI): `App.requester_for` asks it with a SelfSubjectReview when a change is commanded."""
 
-    who: str  # "slack:T024/U123", "kube:alice@example.com", "alertmanager"
+    who: str  # "slack:T024/U123", "kube:alice@example.com"; "": ask the apiserver
     where: str  # "slack:T024/C0AB/1700000000.1234", "cli"
     person: bool = True  # bots, apps and alerts never command a change
 
-    def line(self) -> str:
-        return f"{self.who} via {self.where}"[:250]
 
-
-CLI_REQUESTER = Requester(who="cli", where="cli")
+CLI_REQUESTER = Requester(who="", where="cli")
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,7 @@ class App:
     policy: Policy
     redactor: Redactor
     registry: MutateRegistry | None = None
+    approvals: Ledger | None = None  # the ledger as the Slack approval recorder identity
     source: str = ""
     api_client: k8s.ApiClient | None = None
     context_namespace: str | None = None
@@ -152,6 +153,7 @@ class App:
             policy=policy,
             redactor=redactor,
             registry=mutate_registry(settings, policy, api_client) if changes else None,
+            approvals=approval_recorder(settings, api_client) if changes else None,
             source=source,
             api_client=api_client,
             context_namespace=context_ns,
@@ -250,6 +252,23 @@ class App:
                 return goal.model_copy(update={"scope": scope})
         return goal
 
+    def requester_for(self, request: Request) -> tuple[Requester, str | None]:
+        """Who asked, as the ledger records it, and why it is unknown (None: it is known). A
+        request without a name (the CLI) is the user the apiserver authenticates this client
+        as, asked with a SelfSubjectReview — never a name anyone typed."""
+        asked = request.requester
+        if asked.who:
+            return asked, None
+        if self.api_client is None:
+            return asked, "who asked is not known here (no cluster to ask), so nothing is changed"
+        try:
+            name = whoami(self.api_client, timeout_s=self.settings.kube.timeout_s)
+        except ToolError as e:
+            return asked, f"cannot tell who you are ({e}), so nothing is changed"
+        if not name:
+            return asked, "the apiserver did not say who you are, so nothing is changed"
+        return Requester(who=f"kube:{name}", where=asked.where, person=asked.person), None
+
     def preflight(self, goal: Goal) -> None:
         """Fail plainly before any work: no namespace, no such namespace, no cluster."""
         ns = goal.scope.namespace
@@ -283,6 +302,10 @@ class App:
         crash, from its checkpoint.
         """
         goal = self.resolve_namespace(goal or self.intake(request))
+        unknown = None
+        if goal.commands:
+            requester, unknown = self.requester_for(request)
+            request = replace(request, requester=requester)
         run_id = request.run_id or f"cli:{uuid.uuid4()}"
         now = time.time() if request.now is None else request.now
         verification = self.policy.verification
@@ -302,13 +325,15 @@ class App:
             run_id=run_id,
             on_progress=on_progress,
         )
-        if goal.mutations_named and worker.changes is None:
-            run.notes.append(self.changes_unavailable(request))
+        if goal.commands and worker.changes is None:
+            run.notes.append(unknown or self.changes_unavailable(request))
         return run
 
     def changes_unavailable(self, request: Request) -> str:
         if not request.requester.person:
             return "changes are only made when a person commands them; this request was not"
+        if not request.requester.who:
+            return "changes are only made for a known person; who asked is not known"
         return (
             "changes are not enabled here: the policy allows no action in any namespace "
             "(policies/policy.schema.json, mutations)"
@@ -358,7 +383,8 @@ class _Attempts:
         self.budget = budget
         self.on_progress = on_progress
         self.first: Planner | None = app.planner(request.planner)  # config errors: now
-        commanded = bool(goal.mutations_named) and request.requester.person
+        asker = request.requester
+        commanded = bool(goal.commands) and asker.person and bool(asker.who)
         self.changes = ChangeSteps(app.registry) if commanded and app.registry is not None else None
 
     @property
@@ -384,7 +410,8 @@ class _Attempts:
                 self.goal,
                 run=self.run_id,
                 now=self.now,
-                requested_by=self.request.requester.line(),
+                requested_by=self.request.requester.who,
+                requested_via=self.request.requester.where,
             )
             return run_graph(
                 graph,
@@ -411,7 +438,8 @@ def planner_for(
 
 
 def kube_client(settings: Settings, context: str | None) -> tuple[k8s.ApiClient, str | None]:
-    """An API client from the kubeconfig and the namespace of its context (None if unset)."""
+    """An API client from the kubeconfig and the namespace of its context (None if unset);
+    urllib3's retries are off (`retries=False`), so nothing is ever re-sent behind our back."""
     path = settings.kubeconfig_paths()
     chosen = context or settings.kube.context
     try:
@@ -423,9 +451,15 @@ def kube_client(settings: Settings, context: str | None) -> tuple[k8s.ApiClient,
             if active is None:
                 names = ", ".join(sorted(str(c.get("name")) for c in contexts)) or "none"
                 raise ConfigError(f"no context {chosen!r} in the kubeconfig (contexts: {names})")
-        client: k8s.ApiClient = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=path, context=chosen, persist_config=False
+        cfg = k8s.Configuration()
+        kube_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=chosen, client_configuration=cfg, persist_config=False
         )
+        # No transport-level retries, for any call: a write is sent once per decision the
+        # ledger takes, and a silent apiserver costs one timeout, not four. Reads retry
+        # explicitly and boundedly (tools/read/kube.py).
+        cfg.retries = False
+        client = k8s.ApiClient(cfg)
     except (ConfigException, FileNotFoundError) as e:
         where = path or "~/.kube/config"
         raise ConfigError(
@@ -459,3 +493,12 @@ def mutate_registry(
         lease_s=m.lease_s,
         max_attempts=m.max_attempts,
     )
+
+
+def approval_recorder(settings: Settings, api_client: k8s.ApiClient) -> Ledger:
+    """The ledger as the Slack approval recorder ServiceAccount (impersonated): the identity the
+    apiserver sees when the bot records a Slack user's decision. It may create approvals naming
+    `slack:` users and nothing else; the mutator may create none."""
+    m = settings.mutations
+    recorder = impersonating(api_client, m.approval_recorder_service_account)
+    return KubeLedger(recorder, namespace=m.ledger_namespace, timeout_s=m.timeout_s)

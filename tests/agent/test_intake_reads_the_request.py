@@ -42,10 +42,23 @@ def test_a_question_is_find_tell() -> None:
     assert goal.scope.workloads[0].name == "payments"
 
 
-def test_mutations_are_named() -> None:
-    goal = parse("please restart checkout-api in prod and silence the alert", now=NOW)
+def test_commands_are_typed() -> None:
+    goal = parse("please restart checkout-api in prod and silence HighErrorRate for 1h", now=NOW)
     assert goal.kind is RequestKind.KEEP_SEND_CHANGE
-    assert set(goal.mutations_named) == {"rollout_restart", "silence_create"}
+    assert [c.sentence() for c in goal.commands] == [
+        "restart deployment checkout-api in namespace prod",
+        "silence HighErrorRate for 1h",
+    ]
+    assert goal.scope.namespace == "prod"
+
+
+def test_a_polite_question_is_offered_not_commanded() -> None:
+    goal = parse("can you restart checkout-api in namespace shop?", now=NOW)
+    assert goal.kind is RequestKind.FIND_TELL
+    assert goal.commands == ()
+    assert [c.sentence() for c in goal.offers] == [
+        "restart deployment checkout-api in namespace shop"
+    ]
 
 
 def test_explicit_namespace_wins_and_last_window_is_read() -> None:

@@ -31,7 +31,8 @@ def test_a_run_resumed_after_its_agent_was_killed_writes_once(ledger_cluster, ta
     words = "scale deployment web to 3"
     thread = f"cli:{target_ns}-killed"
     goal = intake.parse(words, now=time.time(), namespace=target_ns)
-    (request,) = requests_from_goal(goal, thread)[0]
+    who = "kube:system:serviceaccount:triage-system:triage-reader"  # as the apiserver says
+    (request,) = requests_from_goal(goal, thread, who, "cli")[0]
     write = ("PATCH", rf"/apis/apps/v1/namespaces/{target_ns}/deployments/web/scale$")
 
     fault = asdict(Fault(*write, "kill_before"))
@@ -49,6 +50,7 @@ def test_a_run_resumed_after_its_agent_was_killed_writes_once(ledger_cluster, ta
         tmp_path,
         policy=Policy(mutations=registry.policy),
         registry=registry,
+        api_client=reader,
     )
     run = product.checked_run(Request(words=words, namespace=target_ns, run_id=thread))
     reader.close()

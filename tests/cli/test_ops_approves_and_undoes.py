@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tests.tools.mutate.cluster import LEDGER_NS, create_deployment, policy_for
 from tests.tools.mutate.rig import Rig
 from tests.tools.mutate.wire import Wire
-from tools.mutate.ledger import Phase, Target
+from tools.mutate.ledger import Approval, Phase, Target, utcnow
 from triage.cli.main import app
 from triage.cli.ops import EXIT_NOT_DONE, EXIT_REFUSED
 from triage.core.errors import EXIT_NOT_FOUND, EXIT_OK
@@ -60,12 +60,18 @@ def test_approve_as_an_approver_applies_once_and_undo_restores(env):
 
     refused = ops(rig, policy_file, "approve", op_id, "--as", "mallory")
     assert refused.exit_code == EXIT_REFUSED
-    assert "mallory may not approve scale" in refused.stderr
+    assert "mallory may not decide on scale" in refused.stderr
     assert replicas(rig) == 2
 
     approved = ops(rig, policy_file, "approve", op_id, "--as", "alice")
     assert approved.exit_code == EXIT_OK, approved.output
     assert replicas(rig) == 5
+
+    text = ops(rig, policy_file, "show", op_id).stdout
+    assert "approved:   by alice" in text
+    assert "for these arguments" in text
+    assert "approval:   alice's, used at" in text
+    assert "asked by:   kube:test-rig via test" in text
 
     shown = json.loads(ops(rig, policy_file, "show", op_id, "--json").stdout)
     assert shown["phase"] == "Succeeded"
@@ -119,3 +125,41 @@ def test_list_table_shows_the_ledger(env):
     row = next(line for line in table.stdout.splitlines() if restarted.operation.id in line)
     assert row.split()[1:4] == ["rollout_restart", f"Deployment/{rig.ns}/api", "Succeeded"]
     assert LEDGER_NS == "triage-system"
+
+
+def test_show_says_when_an_approval_on_record_is_not_genuine(env):
+    """The mutator may write its Operations, so it could write an approval there; `show` reads
+    the Approval objects (which only approvers can create) and says the record is not one."""
+    rig, policy_file = env
+    registry = rig.registry()
+    t = Target(kind="Deployment", namespace=rig.ns, name="web")
+    op = registry.submit(rig.request("scale", t, {"replicas": 6})).operation
+    forged = op.moved(
+        approval=Approval(
+            name="scale-forged-a-0000000000",
+            approver="alice",
+            approved_at=utcnow(),
+            args_digest=op.args_digest,
+            expires_at=utcnow(),
+        )
+    )
+    registry.ledger.update(forged)  # as the mutator
+
+    text = ops(rig, policy_file, "show", op.id).stdout
+    assert "NOT a genuine approval" in text
+    assert "approved:" not in text
+
+
+def test_approve_binds_the_digest_that_was_checked(env):
+    rig, policy_file = env
+    registry = rig.registry()
+    t = Target(kind="Deployment", namespace=rig.ns, name="web")
+    op = registry.submit(rig.request("scale", t, {"replicas": 4})).operation
+    stale = ops(
+        rig, policy_file, "approve", op.id, "--as", "alice", "--digest", "sha256:" + "3" * 64
+    )
+    assert stale.exit_code == EXIT_REFUSED
+    assert "not" in stale.stderr
+    assert "arguments" in stale.stderr
+    assert registry.ledger.decisions(op.id) == []
+    assert replicas(rig) == 2

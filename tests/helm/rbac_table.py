@@ -115,6 +115,17 @@ CHECKS: tuple[Check, ...] = (
     Check("create an Operation", "create", "operations", "release", (N, N, Y), "triage.dev"),
     Check("update an Operation", "update", "operations", "release", (N, N, Y), "triage.dev"),
     Check("delete an Operation", "delete", "operations", "release", (N, N, N), "triage.dev"),
+    Check("list Approvals", "list", "approvals", "release", (Y, N, Y), "triage.dev"),
+    Check("create an Approval", "create", "approvals", "release", (N, N, N), "triage.dev"),
+    Check("update an Approval", "update", "approvals", "release", (N, N, N), "triage.dev"),
+    Check(
+        "impersonate the approval recorder SA",
+        "impersonate",
+        "serviceaccounts",
+        "release",
+        (Y, N, N),
+        name=lambda r: r.recorder,
+    ),
     Check(
         "impersonate the mutator SA",
         "impersonate",

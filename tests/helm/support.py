@@ -129,6 +129,10 @@ class Release:
     def mutator(self) -> str:
         return f"{self.fullname}-mutator"
 
+    @property
+    def recorder(self) -> str:
+        return f"{self.fullname}-approval-recorder"
+
 
 def unique_release(prefix: str = "tr") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"

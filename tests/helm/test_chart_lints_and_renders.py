@@ -68,6 +68,7 @@ def test_every_ci_values_file_renders_a_hardened_agent(helm: Helm, values: Path)
             assert ns in (None, "triage-system"), doc["metadata"]
     # The CRDs ship unchanged from crds/.
     assert {d["metadata"]["name"] for d in _kind(docs, "CustomResourceDefinition")} == {
+        "approvals.triage.dev",
         "operations.triage.dev",
         "rcareports.triage.dev",
     }
@@ -287,19 +288,43 @@ def test_the_reader_role_reads_only_and_never_secrets(helm: Helm) -> None:
             assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"], doc
 
 
-def test_the_agent_may_impersonate_the_mutator_by_name_only(helm: Helm) -> None:
+def test_the_agent_may_impersonate_the_mutator_and_the_recorder_by_name_only(helm: Helm) -> None:
     docs = helm.template()
-    role = _one(docs, "Role", "-impersonate-mutator")
-    assert role["rules"] == [
-        {
-            "apiGroups": [""],
-            "resources": ["serviceaccounts"],
-            "verbs": ["impersonate"],
-            "resourceNames": ["triage-mutator"],
-        }
-    ]
-    other = [d for d in docs if d is not role and "impersonate" in json.dumps(d.get("rules"))]
+    roles = []
+    for suffix, sa in (
+        ("-impersonate-mutator", "triage-mutator"),
+        ("-impersonate-approval-recorder", "triage-approval-recorder"),
+    ):
+        role = _one(docs, "Role", suffix)
+        assert role["rules"] == [
+            {
+                "apiGroups": [""],
+                "resources": ["serviceaccounts"],
+                "verbs": ["impersonate"],
+                "resourceNames": [sa],
+            }
+        ]
+        roles.append(role)
+    other = [d for d in docs if d not in roles and "impersonate" in json.dumps(d.get("rules"))]
     assert other == []
+
+
+def test_approvals_are_guarded_by_an_admission_policy_naming_the_release_identities(
+    helm: Helm,
+) -> None:
+    docs = helm.template()
+    (vap,) = _kind(docs, "ValidatingAdmissionPolicy")
+    text = json.dumps(vap["spec"])
+    assert "system:serviceaccount:triage-system:triage-mutator" in text
+    assert "system:serviceaccount:triage-system:triage-approval-recorder" in text
+    (binding,) = _kind(docs, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"]["policyName"] == vap["metadata"]["name"]
+    assert binding["spec"]["validationActions"] == ["Deny"]
+    writer = _one(docs, "Role", "-ledger-writer")
+    approvals = [r for r in writer["rules"] if "approvals" in r["resources"]]
+    assert approvals == [
+        {"apiGroups": ["triage.dev"], "resources": ["approvals"], "verbs": ["get", "list", "watch"]}
+    ]
 
 
 # Set by the chart for settings that do not exist yet (the Postgres checkpointer).

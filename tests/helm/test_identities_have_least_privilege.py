@@ -149,6 +149,55 @@ def test_the_reader_lists_pods_and_reads_logs_but_cannot_patch_or_read_secrets(
     assert (secret.value.status, patch.value.status) == (403, 403)
 
 
+def _approval(op: str, approver: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "triage.dev/v1alpha1",
+        "kind": "Approval",
+        "metadata": {
+            "name": f"{op}-{uuid.uuid4().hex[:8]}",
+            "labels": {"triage.dev/operation": op},
+        },
+        "spec": {
+            "operation": op,
+            "decision": "approve",
+            "argsDigest": "sha256:" + "0" * 64,
+            "approver": approver,
+        },
+    }
+
+
+def test_only_approvers_record_approvals_and_only_in_their_own_name(
+    control_plane: ControlPlane, release: Release
+) -> None:
+    """The installed chart's RBAC and admission policy: the mutator can never record an
+    approval; an approver only in their own name; the Slack recorder only for slack: users."""
+    ns = release.namespace
+
+    def create(api: client.ApiClient, approver: str) -> int:
+        try:
+            client.CustomObjectsApi(api).create_namespaced_custom_object(
+                "triage.dev", "v1alpha1", ns, "approvals", _approval("scale-helm", approver)
+            )
+        except ApiException as e:
+            return int(e.status or 0)
+        return 201
+
+    with control_plane.api_client() as admin:
+        admin.set_default_header("Impersonate-User", "alice")
+        # the admission policy of a fresh release is in force within moments
+        control_plane.wait_for(lambda: create(admin, "bob") == 422, 30, "the approvals policy")
+        assert create(admin, "slack:T1/U0ALICE") == 422
+        assert create(admin, "alice") == 201
+    with sa_client(control_plane, ns, release.agent) as agent:
+        assert create(agent, sa_user(ns, release.agent)) == 403  # the agent itself: no right
+        with impersonating(agent, f"{ns}/{release.mutator}") as mutator:
+            assert create(mutator, "alice") == 403
+            assert create(mutator, sa_user(ns, release.mutator)) == 403
+        with impersonating(agent, f"{ns}/{release.recorder}") as recorder:
+            assert create(recorder, "alice") == 422  # a kube user: not the recorder's to name
+            assert create(recorder, "slack:T1/U0ALICE") == 201
+
+
 def test_the_agent_can_impersonate_the_mutator_and_no_one_else(
     control_plane: ControlPlane, release: Release
 ) -> None:
@@ -249,7 +298,14 @@ def test_a_ledgered_restart_runs_end_to_end_with_the_installed_identities(
         )
         target = Target(kind="Deployment", namespace=target_ns, name="api")
         done = registry.submit(
-            MutationRequest(run="cli:helm", step="1", action="rollout_restart", target=target)
+            MutationRequest(
+                run="cli:helm",
+                step="1",
+                action="rollout_restart",
+                target=target,
+                requested_by="kube:helm-test",
+                requested_via="cli",
+            )
         )
         refused = registry.submit(
             MutationRequest(
@@ -257,6 +313,8 @@ def test_a_ledgered_restart_runs_end_to_end_with_the_installed_identities(
                 step="2",
                 action="delete_pod",
                 target=Target(kind="Pod", namespace=target_ns, name="api-x"),
+                requested_by="kube:helm-test",
+                requested_via="cli",
             )
         )
         ops = KubeLedger(agent, namespace=release.namespace, timeout_s=10).list()

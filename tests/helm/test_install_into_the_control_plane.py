@@ -62,6 +62,8 @@ def _operation(name: str, namespace: str) -> dict[str, Any]:
             "targetRef": f"Deployment/{namespace}/api",
             "args": {},
             "argsDigest": "sha256:" + hashlib.sha256(b"{}").hexdigest(),
+            "requestedBy": "kube:helm-test",
+            "requestedVia": "cli",
         },
         "status": {"phase": "Pending"},
     }
@@ -78,7 +80,7 @@ def test_install_creates_the_release_and_helm_test_passes(
         apps = client.AppsV1Api(api)
         rbac = client.RbacAuthorizationV1Api(api)
         sas = {sa.metadata.name for sa in core.list_namespaced_service_account(namespace).items}
-        assert {rel.agent, rel.reader, rel.mutator} <= sas
+        assert {rel.agent, rel.reader, rel.mutator, rel.recorder} <= sas
         dep: Any = apps.read_namespaced_deployment(rel.fullname, namespace)
         assert dep.status.available_replicas == 1  # --wait saw it ready
         assert dep.spec.template.spec.service_account_name == rel.agent
@@ -90,7 +92,14 @@ def test_install_creates_the_release_and_helm_test_passes(
         assert {f"{rel.fullname}-policy", f"{rel.fullname}-kubeconfig"} <= cms
         roles = {r.metadata.name for r in rbac.list_namespaced_role(namespace).items}
         assert roles == {
-            f"{rel.fullname}-{n}" for n in ("ledger-reader", "ledger-writer", "impersonate-mutator")
+            f"{rel.fullname}-{n}"
+            for n in (
+                "ledger-reader",
+                "ledger-writer",
+                "ledger-approver",
+                "impersonate-mutator",
+                "impersonate-approval-recorder",
+            )
         }
         cluster_roles = {
             r.metadata.name

@@ -128,8 +128,9 @@ def test_a_requested_record_without_a_report_is_missing() -> None:
 
 def test_a_requested_restart_that_never_happened_is_missing() -> None:
     inp = judge_input(draft(), [evidence("E1")], words=f"restart api in {NS}")
-    verdict = Judge(Cluster(pods=[POD_OOM])).judge(inp, record=False)
-    assert "requested rollout_restart was not performed" in verdict.missing
+    deployment = {"name": "api", "replicas": 1, "generation": 1, "observed_generation": 1}
+    verdict = Judge(Cluster(pods=[POD_OOM], deployments=[deployment])).judge(inp, record=False)
+    assert "requested restart deployment api in namespace shop was not performed" in verdict.missing
 
 
 def test_the_input_is_bounded_and_redacted() -> None:

@@ -44,7 +44,7 @@ ALICE, BOB = "U0ALICE", "U0BOB"
 def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path):
     rig = Rig(ledger_cluster, target_ns)
     policy = policy_for(target_ns, approval=("scale",), approval_ttl_s=60)
-    policy = policy.model_copy(update={"approvers": (ALICE,)})
+    policy = policy.model_copy(update={"approvers": (f"slack:{ALICE}",)})
     create_deployment(ledger_cluster, rig.admin, target_ns, "web", replicas=2)
     registry = rig.registry(policy=policy)
     reader = ledger_cluster.api_client(ledger_cluster.reader_kubeconfig)
@@ -56,6 +56,7 @@ def setup(ledger_cluster, target_ns, slack_api: FakeSlack, tmp_path):
         policy=Policy(mutations=policy),
         redactor=Redactor(),
         registry=registry,
+        approvals=rig.recorder(),  # Slack decisions are recorded as the approval recorder
     )
     with BotServer(settings, product) as server:
         yield server, rig, registry
@@ -134,7 +135,10 @@ def test_only_an_approver_applies_it_and_a_double_click_applies_once(setup, slac
     assert done.phase is Phase.SUCCEEDED
     assert done.attempts == 1  # one write
     assert done.approval is not None
-    assert done.approval.approver == ALICE
+    assert done.approval.approver == f"slack:{TEAM_ID}/{ALICE}"
+    (decision,) = registry.ledger.decisions(op.id)  # the Approval object, one for two clicks
+    assert decision.approver == f"slack:{TEAM_ID}/{ALICE}"
+    assert decision.args_digest == op.args_digest
     assert _replicas(rig) == 3
     assert done.requested_by.startswith(f"slack:{TEAM_ID}/")  # who asked, and from where
     ticket = slack_api.message(CHANNEL, row["steps"]["ticket_ts"])
@@ -165,5 +169,36 @@ def test_a_click_after_the_request_expired_changes_nothing(setup, slack_api):
     (op,) = [o for o in registry.ledger.list() if o.target.namespace == rig.ns]
     assert op.phase is Phase.AWAITING_APPROVAL
     assert op.approval is None
+    assert registry.ledger.decisions(op.id) == []
     assert _replicas(rig) == 2
     assert "expired" in slack_api.ephemeral[-1]["text"]
+
+
+def test_a_policy_tightened_between_card_and_click_is_applied_at_execution(setup, slack_api):
+    """The card says 3 replicas (max_replicas 20 then); the operator lowers the bound to 2
+    before the approver clicks. The click is recorded, the run resumes, and the execution
+    checks the policy in force: nothing is scaled, and the ticket says the change was refused."""
+    server, rig, registry = setup
+    words = f"scale deployment web to 3 in namespace {rig.ns}"
+    server.deliver(mention("Ev0TIGHT", words, ts=user_message(slack_api, words)))
+    server.wait_done("Ev0TIGHT", timeout=120)
+    card = next(m for m in slack_api.channel_messages(CHANNEL) if "Approval needed" in m["text"])
+    registry.policy = registry.policy.model_copy(update={"max_replicas": 2})  # new policy file
+
+    click = _click(card, ALICE, 1)
+    server.post(click, _form(click))
+    for request_id in server.bot.inbox.ids(Kind.ACTION):
+        server.wait_done(request_id, timeout=60)
+    row = server.wait_done("Ev0TIGHT", timeout=120)
+    deadline = time.monotonic() + 60
+    while row["state"] != "done" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        row = server.wait_done("Ev0TIGHT")
+
+    assert row["state"] == "done"
+    assert _replicas(rig) == 2  # not scaled
+    (op,) = [o for o in registry.ledger.list() if o.target.namespace == rig.ns]
+    assert op.phase is not Phase.SUCCEEDED
+    assert op.attempts == 0  # no write was ever sent
+    ticket = slack_api.message(CHANNEL, row["steps"]["ticket_ts"])
+    assert "above the policy" in json.dumps(ticket["blocks"])

@@ -28,6 +28,8 @@ def app_over(
     registry: Any = None,
     settings: Settings | None = None,
     checkpointer: str = "sqlite",
+    approvals: Any = None,
+    api_client: Any = None,
 ) -> App:
     """An App over `tools`; reports in memory (read back through the tools) unless given."""
     if store is None:
@@ -42,4 +44,6 @@ def app_over(
         policy=policy or Policy(),
         redactor=Redactor(settings.redaction_patterns),
         registry=registry,
+        approvals=approvals,
+        api_client=api_client,
     )

@@ -16,7 +16,6 @@ never reaches an API. A spec's parts, for the engine:
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
@@ -24,14 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from policies.model import MutationAction, MutationPolicy
 from tools.mutate import kube as km
-from tools.mutate.alertmanager import AlertmanagerMutator
 from tools.mutate.kube import KubeMutator
 from tools.mutate.ledger import Inverse, Operation, Target, canonical
 
 Json = dict[str, Any]
-
-_LABEL = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
-_SILENCE_ID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
 
 class PlanError(Exception):
@@ -93,66 +88,6 @@ class DeletePodArgs(MutationArgs):
     evict: bool = Field(
         default=True, description="Evict (honours PodDisruptionBudgets) rather than delete."
     )
-
-
-class Matcher(MutationArgs):
-    name: str = Field(pattern=_LABEL, max_length=100)
-    value: str = Field(max_length=500)
-    is_regex: bool = False
-    is_equal: bool = True
-
-    def wildcard(self) -> bool:
-        """Matches (nearly) everything: an empty or always-matching regex, or a negation."""
-        if not self.is_equal:
-            return True
-        if not self.is_regex:
-            return self.value == ""
-        try:
-            return re.fullmatch(self.value, "") is not None or self.value in {".+", ".*", "..*"}
-        except re.error:
-            return True
-
-    def wire(self) -> Json:
-        return {
-            "name": self.name,
-            "value": self.value,
-            "isRegex": self.is_regex,
-            "isEqual": self.is_equal,
-        }
-
-
-class SilenceCreateArgs(MutationArgs):
-    matchers: tuple[Matcher, ...] = Field(min_length=1, max_length=16)
-    duration_s: int = Field(ge=60, description="How long the silence lasts, seconds.")
-    comment: str = Field(default="", max_length=300)
-
-    @field_validator("matchers")
-    @classmethod
-    def _no_wildcards(cls, value: tuple[Matcher, ...]) -> tuple[Matcher, ...]:
-        wild = [m.name for m in value if m.wildcard()]
-        if wild:
-            msg = (
-                f"matcher(s) {', '.join(wild)} would match (nearly) every alert; name the "
-                "alert with exact equality matchers (e.g. alertname=HighLatency)"
-            )
-            raise ValueError(msg)
-        return value
-
-    @field_validator("duration_s")
-    @classmethod
-    def _within_policy(cls, value: int, info: ValidationInfo) -> int:
-        limit = _policy(info).max_silence_s
-        if value > limit:
-            msg = (
-                f"a {value}s silence is longer than the policy's limit of {limit}s; ask for "
-                f"at most {limit // 60} minutes, or extend it in Alertmanager yourself"
-            )
-            raise ValueError(msg)
-        return value
-
-
-class SilenceExpireArgs(MutationArgs):
-    silence_id: str = Field(pattern=_SILENCE_ID)
 
 
 class MutationSpec(ABC):
@@ -232,12 +167,24 @@ class _DeploymentSpec(MutationSpec):
         )
 
 
+def _not_paused(target: Target, observed: Json, what: str) -> None:
+    """A paused Deployment rolls nothing out: the write would not do what was asked."""
+    if (observed.get("spec") or {}).get("paused"):
+        msg = (
+            f"{target} is paused, so a {what} would not roll anything out; resume it first "
+            f"(`kubectl rollout resume deployment/{target.name} -n {target.namespace}`) and "
+            "ask again"
+        )
+        raise PlanError(msg)
+
+
 class RolloutRestart(_DeploymentSpec):
     action = MutationAction.ROLLOUT_RESTART
     args_model = NoArgs
     description = "Restart a Deployment's pods with a rolling update (one new ReplicaSet)."
 
     def plan(self, target: Target, args: MutationArgs, observed: Json) -> Json:
+        _not_paused(target, observed, "restart")
         return {"generation": _meta(observed).get("generation")}
 
     def effect_present(self, op: Operation, observed: Json | None) -> bool:
@@ -293,6 +240,7 @@ class Rollback(_DeploymentSpec):
 
     def plan(self, target: Target, args: MutationArgs, observed: Json) -> Json:
         assert isinstance(args, RollbackArgs)
+        _not_paused(target, observed, "rollback")
         replicasets = self.kube.replicasets(observed)
         current = km.current_replicaset(observed, replicasets)
         current_rev = int(km.annotation(observed, km.REVISION) or 0)
@@ -313,7 +261,7 @@ class Rollback(_DeploymentSpec):
                 rs for rs in replicasets if int(km.annotation(rs, km.REVISION) or 0) < current_rev
             ]
             chosen = older[-1] if older else None
-            wanted = "a previous revision"
+            wanted = "previous revision"
         if chosen is None:
             have = ", ".join(
                 f"{km.annotation(rs, km.REVISION)} ({km.template_hash(rs)})" for rs in replicasets
@@ -407,108 +355,4 @@ class DeletePod(MutationSpec):
     def write(self, op: Operation) -> Json:
         t = op.target
         self.kube.delete_pod(t.namespace, t.name, uid=op.plan["uid"], evict=op.plan["evict"])
-        return {}
-
-
-def _namespace_matcher(matchers: list[Json] | tuple[Matcher, ...], namespace: str) -> bool:
-    for m in matchers:
-        d = m.wire() if isinstance(m, Matcher) else m
-        if (
-            d.get("name") == "namespace"
-            and d.get("value") == namespace
-            and d.get("isEqual", True)
-            and not d.get("isRegex", False)
-        ):
-            return True
-    return False
-
-
-class SilenceCreate(MutationSpec):
-    action = MutationAction.SILENCE_CREATE
-    kind = "Silence"
-    args_model = SilenceCreateArgs
-    description = "Silence matching alerts for a bounded time (the operation ID in the comment)."
-
-    def __init__(self, alertmanager: AlertmanagerMutator) -> None:
-        self.am = alertmanager
-
-    def check(self, target: Target, args: MutationArgs) -> str | None:
-        assert isinstance(args, SilenceCreateArgs)
-        if not _namespace_matcher(args.matchers, target.namespace):
-            return (
-                f"a silence must be scoped to its namespace: add the matcher "
-                f"namespace={target.namespace}"
-            )
-        return None
-
-    def observe(self, target: Target, op_id: str) -> Json | None:
-        return {"silences": self.am.find(op_id)}
-
-    def plan(self, target: Target, args: MutationArgs, observed: Json) -> Json:
-        return {}
-
-    def snapshot(self, observed: Json | None) -> Json:
-        found = (observed or {}).get("silences") or []
-        return {"silences": [{"id": s.get("id"), "state": s["status"]["state"]} for s in found]}
-
-    def effect_present(self, op: Operation, observed: Json | None) -> bool:
-        return bool((observed or {}).get("silences"))
-
-    def precondition_holds(self, op: Operation, observed: Json | None) -> bool:
-        return True  # nothing a human can change makes "create this silence" stale
-
-    def write(self, op: Operation) -> Json:
-        silence_id = self.am.create(
-            op_id=op.id,
-            matchers=[Matcher.model_validate(m).wire() for m in op.args["matchers"]],
-            duration_s=op.args["duration_s"],
-            comment=op.args.get("comment", ""),
-        )
-        return {"silence_id": silence_id}
-
-    def inverse(self, op: Operation, facts: Json) -> Inverse | None:
-        silence_id = facts.get("silence_id")
-        if not silence_id:
-            found = facts.get("silences") or []
-            silence_id = found[0].get("id") if found else None
-        if not silence_id:
-            return None
-        return Inverse(
-            action=MutationAction.SILENCE_EXPIRE,
-            target=op.target.model_copy(update={"name": silence_id}),
-            args={"silence_id": silence_id},
-        )
-
-
-class SilenceExpire(MutationSpec):
-    action = MutationAction.SILENCE_EXPIRE
-    kind = "Silence"
-    args_model = SilenceExpireArgs
-    description = "Expire a silence now."
-
-    def __init__(self, alertmanager: AlertmanagerMutator) -> None:
-        self.am = alertmanager
-
-    def observe(self, target: Target, op_id: str) -> Json | None:
-        return self.am.silence(target.name)
-
-    def plan(self, target: Target, args: MutationArgs, observed: Json) -> Json:
-        if not _namespace_matcher(observed.get("matchers") or [], target.namespace):
-            msg = f"silence {target.name} is not scoped to namespace {target.namespace}"
-            raise PlanError(msg)
-        return {"state": observed["status"]["state"]}
-
-    def snapshot(self, observed: Json | None) -> Json:
-        if observed is None:
-            return {"exists": False}
-        return {"id": observed.get("id"), "state": observed["status"]["state"]}
-
-    def effect_present(self, op: Operation, observed: Json | None) -> bool:
-        return observed is not None and observed["status"]["state"] == "expired"
-
-    def precondition_holds(self, op: Operation, observed: Json | None) -> bool:
-        return observed is not None and observed["status"]["state"] != "expired"
-
-    def write(self, op: Operation) -> Json:
-        self.am.expire(op.target.name)
         return {}

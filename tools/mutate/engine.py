@@ -5,6 +5,13 @@ sent): this is the state machine every operation goes through once it is recorde
 `Pending` (held by one process for `lease_s` at a time) → the write → `Succeeded` / `Failed`
 / `Superseded`, with `Unknown` for a write whose answer was lost, which is never retried
 before the target is read again. `MutateRegistry` inherits it; nothing else uses it.
+
+Before every write — the first, a retry after a lost answer, a takeover after a crash, a run
+resumed after an approval — the operation is checked again as if it were new: the policy in
+force now (action, namespace, bounds), the digest recomputed from its arguments, and, when the
+policy wants approval, that the approval it used is a genuine `Approval` object for exactly
+these arguments by someone the policy still allows. Any failure refuses the operation with
+nothing written (`Refused`, by "policy").
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ from tools.errors import (
     truncate,
 )
 from tools.mutate.actions import MutationSpec
-from tools.mutate.ledger import Holder, Ledger, Operation, Phase, Target, approval_problem
+from tools.mutate.approvals import expires_at, genuine, judge_decisions, recomputed
+from tools.mutate.ledger import Approval, Holder, Ledger, Operation, Phase, Target
 from tools.results import ErrorKind, ToolResult, ToolStatus, clip
 
 #: A write that failed like this may or may not have landed.
@@ -46,7 +54,8 @@ class MutationRequest(BaseModel):
     action: str
     target: Target
     args: Json = Field(default_factory=dict)
-    requested_by: str = ""
+    requested_by: str = Field(min_length=1, max_length=300, description="slack:T/U, kube:alice")
+    requested_via: str = Field(min_length=1, max_length=300, description="a Slack thread, cli")
     operation_id: str | None = None
 
 
@@ -76,6 +85,21 @@ class Engine:
         """Mark the operation an undo undoes (the registry knows how)."""
         raise NotImplementedError
 
+    def _policy_problem(self, op: Operation) -> str | None:
+        """Why the policy in force refuses `op` as recorded (the registry knows how)."""
+        raise NotImplementedError
+
+    def _recheck(self, op: Operation) -> str | None:
+        """Everything a write depends on, checked now (None: write)."""
+        problem = self._policy_problem(op)
+        if problem is not None:
+            return problem
+        if recomputed(op) != op.args_digest:
+            return "its arguments do not match its recorded digest"
+        if self.policy.needs_approval(MutationAction(op.action)):
+            return genuine(self.ledger, op, self.policy)
+        return None
+
     def _hold(self) -> Holder:
         return Holder(id=self.holder_id, until=self.clock() + timedelta(seconds=self.lease_s))
 
@@ -102,23 +126,7 @@ class Engine:
         if op.phase.terminal or not apply:
             return Outcome(_result(op), op)
         if op.phase is Phase.AWAITING_APPROVAL:
-            problem = approval_problem(op, self.policy, now)
-            if problem is not None:
-                return Outcome(_result(op, problem), op)
-            assert op.approval is not None
-            taken = op.moved(
-                phase=Phase.PENDING,
-                holder=self._hold(),
-                approval=op.approval.model_copy(update={"used_at": now}),
-                message=f"approved by {op.approval.approver}",
-            )
-            try:
-                stored = self._cas(taken)
-            except Conflict:
-                return self._elsewhere(op)
-            except ToolError as e:
-                return Outcome(_result(op, f"could not take the approval: {e}"), op)
-            return self._apply(spec, stored)
+            return self._take_approval(spec, op, now)
         # Pending or Unknown: in someone's hands, or abandoned by a process that died.
         if op.holder is not None and op.holder.id != self.holder_id and op.holder.until > now:
             return self._elsewhere(op)
@@ -129,6 +137,49 @@ class Engine:
         except ToolError as e:
             return Outcome(_result(op, f"could not take over {op.id}: {e}"), op)
         return self._recover(spec, stored)
+
+    def _take_approval(self, spec: MutationSpec, op: Operation, now: datetime) -> Outcome:
+        """Use a counting approval (or record a counting refusal) of a waiting operation."""
+        try:
+            decisions = self.ledger.decisions(op.id)
+        except ToolError as e:
+            return Outcome(_result(op, f"could not read its approvals: {e}"), op)
+        verdict = judge_decisions(op, decisions, self.policy, now)
+        if verdict.refusal is not None:
+            who = verdict.refusal.approver
+            moved = op.moved(
+                phase=Phase.REFUSED, refused_by=who, message=f"refused by {who}", holder=None
+            )
+            try:
+                stored = self._cas(moved)
+            except Conflict:
+                return self._elsewhere(op)
+            except ToolError as e:
+                return Outcome(_result(op, f"could not record the refusal: {e}"), op)
+            return Outcome(_result(stored), stored)
+        if verdict.approval is None:
+            return Outcome(_result(op, verdict.problem), op)
+        d = verdict.approval
+        taken = op.moved(
+            phase=Phase.PENDING,
+            holder=self._hold(),
+            approval=Approval(
+                name=d.name,
+                approver=d.approver,
+                approved_at=d.created_at,
+                args_digest=d.args_digest,
+                expires_at=expires_at(d, self.policy),
+                used_at=now,
+            ),
+            message=f"approved by {d.approver}",
+        )
+        try:
+            stored = self._cas(taken)
+        except Conflict:
+            return self._elsewhere(op)
+        except ToolError as e:
+            return Outcome(_result(op, f"could not take the approval: {e}"), op)
+        return self._apply(spec, stored)
 
     def _elsewhere(self, op: Operation) -> Outcome:
         current = self.ledger.get(op.id) or op
@@ -146,6 +197,9 @@ class Engine:
 
     def _apply(self, spec: MutationSpec, op: Operation) -> Outcome:
         """The write, for an operation this process holds in Pending."""
+        problem = self._recheck(op)
+        if problem is not None:
+            return self._refuse_now(op, problem)
         if op.attempts >= self.max_attempts:
             return self._finish(
                 spec, op, Phase.FAILED, None, {}, f"gave up after {op.attempts} attempts"
@@ -171,6 +225,21 @@ class Engine:
         except ToolError:
             observed = None
         return self._finish(spec, op, Phase.SUCCEEDED, observed, facts, "applied")
+
+    def _refuse_now(self, op: Operation, problem: str) -> Outcome:
+        """Refused at execution (the policy or the approval no longer holds): nothing written."""
+        done = op.moved(
+            phase=Phase.REFUSED,
+            refused_by="policy",
+            message=truncate(f"refused at execution, nothing written: {problem}", 300),
+            holder=None,
+        )
+        try:
+            stored = self._cas(done)
+        except ToolError as e:
+            msg = f"{op.id} refused at execution ({problem}); nothing was written ({e})"
+            return Outcome(_error(f"mutate.{op.action}", op.args, msg, ErrorKind.DENIED), op)
+        return Outcome(_result(stored), stored)
 
     def _mark_unknown(self, op: Operation, e: ToolError) -> Operation:
         try:

@@ -174,11 +174,16 @@ class KubeMutator:
         self._patch_deployment(namespace, name, ops)
 
     def scale(self, namespace: str, name: str, *, expected: int, replicas: int) -> None:
-        """Set replicas through the scale subresource, only if they are still `expected`."""
-        ops = [
-            {"op": "test", "path": "/spec/replicas", "value": expected},
-            {"op": "replace", "path": "/spec/replicas", "value": replicas},
-        ]
+        """Set replicas through the scale subresource, only if they are still `expected`.
+
+        A Scale at zero replicas has an empty `spec` (the field is omitted when zero), so
+        "still 0" is tested as `spec == {}` and the count is added, not replaced."""
+        test: Json = (
+            {"op": "test", "path": "/spec", "value": {}}
+            if expected == 0
+            else {"op": "test", "path": "/spec/replicas", "value": expected}
+        )
+        ops = [test, {"op": "add", "path": "/spec/replicas", "value": replicas}]
         self.call.raw(
             self.apps.patch_namespaced_deployment_scale,
             name,

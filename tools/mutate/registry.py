@@ -27,6 +27,7 @@ import socket
 import uuid
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -42,8 +43,6 @@ from tools.mutate.actions import (
     Rollback,
     RolloutRestart,
     Scale,
-    SilenceCreate,
-    SilenceExpire,
 )
 from tools.mutate.alertmanager import AlertmanagerMutator
 from tools.mutate.engine import (
@@ -61,10 +60,12 @@ from tools.mutate.ledger import (
     Ledger,
     Operation,
     Phase,
+    Target,
     args_digest,
     operation_id,
     utcnow,
 )
+from tools.mutate.silences import SilenceCreate, SilenceExpire
 from tools.results import ErrorKind, ToolResult
 
 __all__ = ["MutateRegistry", "MutationRequest", "Outcome"]
@@ -103,13 +104,24 @@ class MutateRegistry(Engine):
 
     def validate(self, req: MutationRequest) -> MutationArgs | ToolResult:
         """The arguments model, or a `denied`/`invalid` result saying what to do instead."""
-        tool = f"mutate.{req.action}"
-        args = dict(req.args)
+        return self.check(req.action, req.target, req.args)
+
+    def _policy_problem(self, op: Operation) -> str | None:
+        checked = self.check(op.action, op.target, op.args)
+        return checked.excerpt if isinstance(checked, ToolResult) else None
+
+    def check(
+        self, action_name: str, target: Target, given: dict[str, Any]
+    ) -> MutationArgs | ToolResult:
+        """`validate` for an action, target and arguments (also an operation already recorded:
+        the policy is checked again before every write)."""
+        tool = f"mutate.{action_name}"
+        args = dict(given)
         try:
-            action = MutationAction(req.action)
+            action = MutationAction(action_name)
         except ValueError:
             known = ", ".join(a.value for a in MutationAction)
-            return _refused(tool, args, f"unknown action {req.action!r}; known: {known}")
+            return _refused(tool, args, f"unknown action {action_name!r}; known: {known}")
         if not self.policy.allows(action):
             return _refused(
                 tool,
@@ -117,12 +129,12 @@ class MutateRegistry(Engine):
                 f"{action} is not allowed by the policy; an operator can add it under "
                 "mutations.actions",
             )
-        if req.target.namespace not in self.policy.namespaces:
+        if target.namespace not in self.policy.namespaces:
             allowed = ", ".join(self.policy.namespaces) or "none"
             return _refused(
                 tool,
                 args,
-                f"namespace {req.target.namespace!r} is outside the policy (allowed: {allowed}); "
+                f"namespace {target.namespace!r} is outside the policy (allowed: {allowed}); "
                 "nothing was changed",
             )
         spec = self.specs.get(action)
@@ -130,8 +142,8 @@ class MutateRegistry(Engine):
             return _refused(
                 tool, args, f"{action} is not configured here (no client for its backend)"
             )
-        if req.target.kind != spec.kind:
-            return _invalid(tool, args, f"{action} acts on a {spec.kind}, not a {req.target.kind}")
+        if target.kind != spec.kind:
+            return _invalid(tool, args, f"{action} acts on a {spec.kind}, not a {target.kind}")
         try:
             parsed = spec.args_model.model_validate(args, context={"policy": self.policy})
         except ValidationError as e:
@@ -139,12 +151,10 @@ class MutateRegistry(Engine):
                 f"{'.'.join(str(p) for p in err['loc']) or 'args'}: {_plain(err['msg'])}"
                 for err in e.errors()
             )
-            return _refused(
-                tool, args, f"{action} on {req.target} refused before any call: {problems}"
-            )
-        problem = spec.check(req.target, parsed)
+            return _refused(tool, args, f"{action} on {target} refused before any call: {problems}")
+        problem = spec.check(target, parsed)
         if problem:
-            return _refused(tool, args, f"{action} on {req.target} refused: {problem}")
+            return _refused(tool, args, f"{action} on {target} refused: {problem}")
         return parsed
 
     # -- entry points ---------------------------------------------------------------------------
@@ -211,6 +221,7 @@ class MutateRegistry(Engine):
             args_digest=digest,
             plan=plan,
             requested_by=req.requested_by,
+            requested_via=req.requested_via,
             undoes=undoes,
             phase=Phase.AWAITING_APPROVAL if needs_approval else Phase.PENDING,
             holder=None if needs_approval else self._hold(),
@@ -254,7 +265,7 @@ class MutateRegistry(Engine):
             )
         return self._continue(spec, op)
 
-    def undo(self, op_id: str, *, requested_by: str = "") -> Outcome:
+    def undo(self, op_id: str, *, requested_by: str, requested_via: str = "cli") -> Outcome:
         """Apply the recorded inverse of a succeeded operation, as an operation of its own."""
         tool = "mutate.undo"
         op = self.ledger.get(op_id)
@@ -307,6 +318,7 @@ class MutateRegistry(Engine):
                 target=inv.target,
                 args=inv.args,
                 requested_by=requested_by,
+                requested_via=requested_via,
             ),
             undoes=op.id,
         )

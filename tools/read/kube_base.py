@@ -17,10 +17,13 @@ from typing import Any, TypeVar
 
 from kubernetes import client as k8s
 
-from tools.errors import ToolError
+from tools.errors import ToolError, Unreachable
 from tools.kube_call import call_raw
 from tools.redact import DEFAULT, Redactor
 from tools.results import ToolResult, ToolStatus, clip, digest
+
+READ_ATTEMPTS = 2  # a read whose connection failed is tried once more
+READ_RETRY_PAUSE_S = 0.2
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -77,9 +80,19 @@ class KubeBase:
         self._truncated = False
 
     def _raw(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
-        """One request; raises a ToolError subclass on any failure."""
-        self.stats.requests += 1
-        body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
+        """One read; raises a ToolError subclass on any failure. A connection that failed
+        before an answer (refused, reset) is tried once more after a short pause — reads only,
+        explicitly here, since the client itself never retries; a timeout is not retried (the
+        configured timeout is the most a read waits)."""
+        for attempt in range(READ_ATTEMPTS):
+            self.stats.requests += 1
+            try:
+                body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
+                break
+            except Unreachable:
+                if attempt + 1 >= READ_ATTEMPTS:
+                    raise
+                time.sleep(READ_RETRY_PAUSE_S)
         self.stats.bytes += len(body)
         return body
 

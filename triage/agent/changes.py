@@ -1,17 +1,20 @@
 """Changes the user asked for, the human approval some of them need, and the graph steps that
 apply them through the ledger.
 
-Only the user's own words can ask for a change: `requests_from_goal` reads `Goal.words` and
-`Goal.mutations_named` (intake), never the draft's remediation and never tool output, so nothing
-in a log, an event or an annotation can trigger a mutation.
+Only the user's own words can ask for a change: `requests_from_goal` reads `Goal.commands`
+(typed by intake's command grammar, triage/agent/intent/), never the draft's remediation and
+never tool output, so nothing in a log, an event or an annotation can trigger a mutation; and
+only when a person asked (`requested_by`, `requested_via` are recorded on every Operation).
 
 The steps run inside the checked run, after the draft and before the report is submitted and
 judged, so the judge sees what was executed and checks its effect in the cluster; nothing is
 applied after a verdict. `approve` pauses the graph (a LangGraph interrupt) while an operation
 that policy says needs a human has no usable approval; the surface asks for it (an approval
-card in Slack, `triage ops approve` for the CLI) and resumes the run. Approvals are recorded
-on the Operation itself (who, when, the exact argument digest, expiry) by `approve()`, and the
-resumed graph re-reads the ledger: the resume value can never approve anything by itself.
+card in Slack, `triage ops approve` for the CLI) and resumes the run. A decision is an
+`Approval` object of its own, created by `approve()`/`refuse()` with the decider's identity
+(tools/mutate/approvals.py), bound to the argument digest the decider was shown; the resumed
+graph re-reads the ledger, recomputes the digest and re-checks the policy before any write:
+the resume value can never approve anything by itself.
 `mutate` then submits every request through the mutate registry; neither node has an
 automatic retry (the registry does its own bounded, state-checked retries). Operation IDs are
 derived from the run id, which is the same for every attempt of a run: a retry finds the
@@ -25,7 +28,6 @@ here.
 from __future__ import annotations
 
 import json
-import re
 import time
 from datetime import datetime
 from typing import Any
@@ -34,124 +36,101 @@ from kubernetes import client as k8s
 from langgraph.types import RetryPolicy, interrupt
 
 from policies.model import MutationAction, MutationPolicy
+from tools.mutate.approvals import judge_decisions, recomputed, record_decision
 from tools.mutate.kube import KubeCall
-from tools.mutate.ledger import (
-    Ledger,
-    Operation,
-    Phase,
-    Target,
-    approval_problem,
-    record_approval,
-    record_refusal,
-    utcnow,
-)
+from tools.mutate.ledger import Decision, Ledger, Operation, Phase, Target, utcnow
 from tools.mutate.registry import MutateRegistry, MutationRequest, Outcome
 from triage.agent.state import TriageState, goal_of
+from triage.core.models import Command, Goal
 
 __all__ = [
     "NO_RETRY",
     "ChangeSteps",
+    "Decision",
+    "Ledger",
     "MutateRegistry",
     "MutationRequest",
     "Operation",
     "Phase",
     "approve",
     "decided",
+    "digest_of",
     "refuse",
+    "request_for",
     "requests_from_goal",
     "usable_approval",
     "whoami",
 ]
-from triage.core.models import Goal
 
 #: Mutation nodes never retry on their own: a retry is a decision the registry takes only
 #: after reading the cluster.
 NO_RETRY = RetryPolicy(max_attempts=1)
 
-_SCALE_TO = re.compile(r"\b(?:to|at)\s+(\d{1,7})\b|\b(\d{1,7})\s+(?:replicas?|pods?|instances?)\b")
-_REVISION = re.compile(r"\brevision\s+(\d{1,6})\b", re.I)
-_ALERT = re.compile(r"\b(?:silence|mute)\s+(?:the\s+)?(?:alert\s+)?([A-Z][A-Za-z0-9_:]{2,100})\b")
-_FOR = re.compile(r"\bfor\s+(\d{1,4})\s*(m|min|mins|minutes?|h|hrs?|hours?)\b", re.I)
-_POD = re.compile(r"\bpod\s+([a-z0-9]([-a-z0-9]*[a-z0-9])?)\b")
 DEFAULT_SILENCE_S = 3600
 
 
-def _deployment(goal: Goal) -> str | None:
-    for w in goal.scope.workloads:
-        if w.kind in (None, "Deployment"):
-            return w.name
-    return None
+def request_for(
+    command: Command,
+    *,
+    namespace: str,
+    run: str,
+    step: str,
+    requested_by: str,
+    requested_via: str,
+) -> MutationRequest:
+    """The ledger request for one typed command, in `namespace`."""
+    name = command.target.name
+    args: dict[str, Any] = dict(command.args)
+    if command.target.kind == "Alert":
+        target = Target(kind="Silence", namespace=namespace, name=name)
+        args = {
+            "matchers": [
+                {"name": "alertname", "value": name},
+                {"name": "namespace", "value": namespace},
+            ],
+            "duration_s": command.args.get("duration_s", DEFAULT_SILENCE_S),
+            "comment": f"asked by {requested_by} in {run}"[:300],
+        }
+    else:
+        target = Target(kind=command.target.kind, namespace=namespace, name=name)
+    return MutationRequest(
+        run=run,
+        step=step,
+        action=command.action.value,
+        target=target,
+        args=args,
+        requested_by=requested_by,
+        requested_via=requested_via,
+    )
 
 
 def requests_from_goal(
-    goal: Goal, run: str, requested_by: str = ""
+    goal: Goal, run: str, requested_by: str, requested_via: str
 ) -> tuple[list[MutationRequest], list[str]]:
-    """The changes named in the user's words, as requests; and what could not be understood."""
-    namespace = goal.scope.namespace
-    if not goal.mutations_named:
+    """The changes the user's words command, as requests; and what stops one from being made.
+
+    A command's own namespace ("restart X in namespace shop") wins; otherwise the request's
+    (an explicit -n, the words, the Slack channel's default). Nobody known, nothing made.
+    """
+    if not goal.commands:
         return [], []
-    if namespace is None:
-        return [], ["say which namespace to change (e.g. 'in namespace shop')"]
-    words = goal.words
+    if not requested_by or not requested_via:
+        return [], ["changes are only made for a known person; who asked is not known"]
     requests: list[MutationRequest] = []
     problems: list[str] = []
-    for i, action in enumerate(goal.mutations_named):
-        step = f"mutation:{i}:{action}"
-        target: Target | None = None
-        args: dict[str, Any] = {}
-        if action in ("rollout_restart", "scale", "rollback"):
-            name = _deployment(goal)
-            if name is None:
-                problems.append(f"{action}: name the Deployment (e.g. 'deployment checkout-api')")
-                continue
-            target = Target(kind="Deployment", namespace=namespace, name=name)
-            if action == "scale":
-                m = _SCALE_TO.search(words)
-                if m is None:
-                    problems.append("scale: say how many replicas (e.g. 'scale it to 5')")
-                    continue
-                args = {"replicas": int(m.group(1) or m.group(2))}
-            elif action == "rollback":
-                m = _REVISION.search(words)
-                args = {"revision": int(m.group(1))} if m else {}
-        elif action == "delete_pod":
-            m = _POD.search(words)
-            pod = next((w.name for w in goal.scope.workloads if w.kind == "Pod"), None)
-            pod = pod or (m.group(1) if m else None)
-            if pod is None:
-                problems.append("delete_pod: name the pod (e.g. 'delete pod api-7d9f-abcde')")
-                continue
-            target = Target(kind="Pod", namespace=namespace, name=pod)
-        elif action == "silence_create":
-            m = _ALERT.search(words)
-            if m is None:
-                problems.append("silence: name the alert (e.g. 'silence HighErrorRate for 1h')")
-                continue
-            alertname = m.group(1)
-            d = _FOR.search(words)
-            seconds = DEFAULT_SILENCE_S
-            if d is not None:
-                seconds = int(d.group(1)) * (3600 if d.group(2).lower().startswith("h") else 60)
-            target = Target(kind="Silence", namespace=namespace, name=alertname)
-            args = {
-                "matchers": [
-                    {"name": "alertname", "value": alertname},
-                    {"name": "namespace", "value": namespace},
-                ],
-                "duration_s": seconds,
-                "comment": f"asked in {run}",
-            }
-        if target is None:
-            problems.append(f"{action}: not something Triage can do from a message")
+    for i, command in enumerate(goal.commands):
+        namespace = command.namespace or goal.scope.namespace
+        if namespace is None:
+            problems.append(f"{command.sentence()}: say which namespace (e.g. 'in namespace shop')")
             continue
         requests.append(
-            MutationRequest(
+            request_for(
+                command,
+                namespace=namespace,
                 run=run,
-                step=step,
-                action=action,
-                target=target,
-                args=args,
+                step=f"command:{i}:{command.action.value}",
                 requested_by=requested_by,
+                requested_via=requested_via,
             )
         )
     return requests, problems
@@ -170,21 +149,43 @@ def whoami(api_client: k8s.ApiClient, *, timeout_s: float = 10.0) -> str:
     return str(((review.get("status") or {}).get("userInfo") or {}).get("username") or "")
 
 
+def digest_of(op: Operation) -> str:
+    """The digest of `op`'s arguments, recomputed: what an approval card shows and binds."""
+    return recomputed(op)
+
+
 def approve(
     ledger: Ledger,
     policy: MutationPolicy,
     op_id: str,
     approver: str,
     *,
+    digest: str,
+    via: str,
     now: datetime | None = None,
-) -> Operation:
-    """Record `approver`'s approval of exactly this operation's arguments (ValueError: why not)."""
-    return record_approval(ledger, policy, op_id, approver, now=now or utcnow())
+) -> Decision:
+    """Record `approver`'s approval of exactly the arguments with `digest` (a `Refused` or
+    `NotFound` says why not). `ledger` acts as the approver (their kubeconfig) or as the Slack
+    approval recorder; the apiserver refuses anyone else, the mutator first of all."""
+    return record_decision(
+        ledger, policy, op_id, approver, approve=True, digest=digest, via=via, now=now or utcnow()
+    )
 
 
-def refuse(ledger: Ledger, policy: MutationPolicy, op_id: str, who: str) -> Operation:
+def refuse(
+    ledger: Ledger,
+    policy: MutationPolicy,
+    op_id: str,
+    who: str,
+    *,
+    digest: str,
+    via: str,
+    now: datetime | None = None,
+) -> Decision:
     """Record that `who` refused the operation; it will never be applied."""
-    return record_refusal(ledger, policy, op_id, who)
+    return record_decision(
+        ledger, policy, op_id, who, approve=False, digest=digest, via=via, now=now or utcnow()
+    )
 
 
 # -- graph steps -----------------------------------------------------------------------------
@@ -209,7 +210,7 @@ def _waiting(op: Operation, registry: MutateRegistry) -> dict[str, Any]:
         "action": op.action,
         "target": str(op.target),
         "args": op.args,
-        "args_digest": op.args_digest,
+        "args_digest": recomputed(op),
         "approvers": list(registry.policy.approvers_for(MutationAction(op.action))),
         "expires_at": (op.created_at.timestamp() + registry.policy.approval_ttl_s),
     }
@@ -223,7 +224,10 @@ class ChangeSteps:
 
     def _requests(self, state: TriageState) -> tuple[list[MutationRequest], list[str]]:
         return requests_from_goal(
-            goal_of(state), state.get("run") or "run", state.get("requested_by") or ""
+            goal_of(state),
+            state.get("run") or "run",
+            state.get("requested_by") or "",
+            state.get("requested_via") or "",
         )
 
     def waiting(self, state: TriageState) -> list[Operation]:
@@ -239,7 +243,7 @@ class ChangeSteps:
             if (
                 op is not None
                 and op.phase is Phase.AWAITING_APPROVAL
-                and approval_problem(op, registry.policy, registry.clock()) is not None
+                and not _decided(registry, op)
                 and registry.clock().timestamp()
                 < op.created_at.timestamp() + registry.policy.approval_ttl_s
             ):
@@ -279,9 +283,20 @@ def _submit(registry: MutateRegistry, req: MutationRequest) -> Outcome:
     return registry.submit(req)
 
 
-def usable_approval(registry: MutateRegistry, op: Operation) -> bool:
-    """Does `op` carry an approval that its execution can use now?"""
-    return approval_problem(op, registry.policy, registry.clock()) is None
+def _decided(registry: MutateRegistry, op: Operation) -> bool:
+    """Does `op` carry a decision that counts now (a usable approval, or a refusal)?"""
+    verdict = judge_decisions(
+        op, registry.ledger.decisions(op.id), registry.policy, registry.clock()
+    )
+    return verdict.approval is not None or verdict.refusal is not None
+
+
+def usable_approval(registry: MutateRegistry, op: Operation) -> Decision | None:
+    """The approval `op`'s execution could use now, if any."""
+    verdict = judge_decisions(
+        op, registry.ledger.decisions(op.id), registry.policy, registry.clock()
+    )
+    return verdict.approval
 
 
 def decided(registry: MutateRegistry, op_ids: list[str]) -> bool:
@@ -292,10 +307,10 @@ def decided(registry: MutateRegistry, op_ids: list[str]) -> bool:
         if op is None or op.phase is not Phase.AWAITING_APPROVAL:
             continue
         expired = now.timestamp() >= op.created_at.timestamp() + registry.policy.approval_ttl_s
-        if not expired and approval_problem(op, registry.policy, now) is not None:
+        if not expired and not _decided(registry, op):
             return False
     return True
 
 
 def wants_changes(state: TriageState) -> bool:
-    return bool(goal_of(state).mutations_named)
+    return bool(goal_of(state).commands)

@@ -159,12 +159,15 @@ class RunResult:
     awaiting: list[dict[str, Any]] = field(default_factory=list)
 
 
-def inputs_for(goal: Goal, *, run: str, now: float, requested_by: str = "") -> TriageState:
+def inputs_for(
+    goal: Goal, *, run: str, now: float, requested_by: str = "", requested_via: str = ""
+) -> TriageState:
     """The graph's input for a fresh investigation of `goal`."""
     return {
         "goal": goal.model_dump(mode="json"),
         "run": run,
         "requested_by": requested_by,
+        "requested_via": requested_via,
         "now": now,
         "evidence": [],
         "tool_calls": 0,

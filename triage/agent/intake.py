@@ -3,7 +3,9 @@
 Deterministic on purpose: the same message gives the same goal with or without a model, and
 the judge later reads `Goal.words` (what was asked), not our interpretation of it. Things the
 message names are only candidates here; the investigation checks they exist and reports the
-ones that don't.
+ones that don't. Which changes the message commands is decided by the command grammar
+(triage/agent/intent/): typed `Goal.commands` for explicit imperatives, `Goal.offers` for
+changes it only mentions.
 """
 
 from __future__ import annotations
@@ -12,21 +14,14 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from tools.redact import DEFAULT
-from triage.agent import asks
-from triage.core.models import Alert, Deliverable, Goal, RequestKind, Scope, Workload
+from triage.agent import asks, intent
+from triage.core.models import Alert, Command, Deliverable, Goal, RequestKind, Scope, Workload
 
 _CASUAL = re.compile(
     r"^\s*((thanks?( you)?|thx|ty|cheers|hi|hello|hey|ok(ay)?|cool|nice|great|good (job|bot)|"
     r"👍|🙏|lol)[\s!.,🙏👍]*)+$",
     re.I,
 )
-_MUTATIONS = {
-    "rollout_restart": re.compile(r"\b(rollout\s+)?restart\b", re.I),
-    "scale": re.compile(r"\bscale\b", re.I),
-    "rollback": re.compile(r"\broll\s*-?back\b|\bundo the (deploy|rollout)\b", re.I),
-    "delete_pod": re.compile(r"\b(delete|kill)\s+(the\s+)?pod\b", re.I),
-    "silence_create": re.compile(r"\bsilence\b|\bmute\b", re.I),
-}
 _RCA = re.compile(r"\b(rca|root[- ]cause|post-?mortem|incident report)\b", re.I)
 _WRITE = re.compile(r"\b(write|draft|file|submit|create|produce)\b", re.I)
 _NAME = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
@@ -215,7 +210,9 @@ _LAST = re.compile(
 )
 
 
-def _kind(words: str, mutations: tuple[str, ...]) -> tuple[RequestKind, tuple[Deliverable, ...]]:
+def _kind(
+    words: str, mutations: tuple[Command, ...]
+) -> tuple[RequestKind, tuple[Deliverable, ...]]:
     if _CASUAL.match(words):
         return RequestKind.CASUAL, ()
     deliverables: list[Deliverable] = []
@@ -244,8 +241,13 @@ def _namespace(words: str) -> str | None:
     return found[0] if found else None
 
 
-def _workloads(words: str, namespace: str | None) -> tuple[Workload, ...]:
+def _workloads(
+    words: str, namespace: str | None, commands: tuple[Command, ...] = ()
+) -> tuple[Workload, ...]:
     found: dict[str, Workload] = {}
+    for c in commands:
+        if c.target.kind != "Alert" and c.namespace in (None, namespace):
+            found[c.target.name] = Workload(kind=c.target.kind, name=c.target.name)
     for m in _SVC_DNS.finditer(words):
         found[m.group("name").lower()] = Workload(kind="Service", name=m.group("name").lower())
     for m in _KIND_NAME.finditer(words):
@@ -288,19 +290,25 @@ def parse(
     cluster: str | None = None,
     default_window_s: float = 3 * 3600.0,
     alert: Alert | None = None,
+    bot_user_id: str | None = None,
 ) -> Goal:
     """Turn a message into a Goal. An explicit `namespace` (a -n flag) wins over one found in
     the text, which wins over `default_namespace` (the Slack channel's, the kube context's).
 
     The words are kept verbatim except for secrets, which are masked first: a password pasted
-    into a question must not reach a model, the judge, Slack or storage either.
+    into a question must not reach a model, the judge, Slack or storage either. `bot_user_id`
+    is the bot's own Slack id when the words still hold its mention (the command grammar
+    reads any other mention as another addressee).
     """
     words = DEFAULT.text(words)
     alert = alert or asks.alert_in(words)
     alert_ns = alert.labels.get("namespace") if alert is not None else None
-    mutations = tuple(name for name, rx in _MUTATIONS.items() if rx.search(words))
-    kind, deliverables = _kind(words, mutations)
-    named = namespace or _namespace(words) or alert_ns
+    understood = intent.parse(words, bot_user_id=bot_user_id)
+    kind, deliverables = _kind(words, understood.commands)
+    casual = kind is RequestKind.CASUAL
+    commands = () if casual else understood.commands
+    commanded_ns = next((c.namespace for c in commands if c.namespace), None)
+    named = namespace or _namespace(words) or commanded_ns or alert_ns
     ns = named or default_namespace
     # Anything else that could be a namespace (the cluster decides which exists): other
     # phrasings, the alert's label, and the name-shaped words.
@@ -320,12 +328,13 @@ def parse(
             namespace=ns,
             namespace_candidates=tuple(candidates),
             namespace_is_default=named is None and ns is not None,
-            workloads=_workloads(words, ns) if kind is not RequestKind.CASUAL else (),
+            workloads=_workloads(words, ns, commands) if not casual else (),
             since=since,
             until=until,
         ),
         deliverables=deliverables,
-        mutations_named=mutations if kind is not RequestKind.CASUAL else (),
+        commands=commands,
+        offers=() if casual else understood.offers,
         checks=asks.checks_in(words),
         alert=alert,
     )

@@ -17,7 +17,8 @@ from triage.core.models import Evidence, Goal, RCADraft
 class TriageState(TypedDict, total=False):
     goal: dict[str, Any]  # the parsed request (triage.agent.intake), the user's words inside
     run: str  # the run id: stable across attempts, so a change is never planned twice
-    requested_by: str  # who asked and from where, recorded on every Operation
+    requested_by: str  # who asked (slack:T/U, kube:alice), recorded on every Operation
+    requested_via: str  # and from where (a Slack thread, cli)
     now: float  # the investigation's reference time, unix seconds
     evidence: Annotated[list[dict[str, Any]], operator.add]
     pending: list[dict[str, Any]]

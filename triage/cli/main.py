@@ -126,6 +126,7 @@ def _emit(run: CheckedRun, output: Output, extra: dict[str, Any] | None = None) 
                 verification=verification,
                 mutations=result.mutations,
                 awaiting=result.awaiting,
+                offers=[o.sentence() for o in result.goal.offers],
                 **(extra or {}),
             )
             + "\n"
@@ -138,6 +139,13 @@ def _emit(run: CheckedRun, output: Output, extra: dict[str, Any] | None = None) 
     else:
         render.terminal(Console(), draft, result.evidence)
         render.verification_terminal(Console(), verification)
+    if output is not Output.json:
+        for offer in result.goal.offers:  # mentioned, not commanded: said, never done
+            Console(stderr=True).print(
+                f"Not changed: you mentioned “{offer.sentence()}” without commanding it. To "
+                f'do it, run: triage investigate "{offer.sentence()}"',
+                highlight=False,
+            )
     return exit_for(run)
 
 

@@ -1,10 +1,12 @@
 """`triage ops`: the ledger from a terminal — list, show, approve, refuse, undo.
 
-Reading and approving use your own kubeconfig identity (`--as USER` impersonates, as kubectl
+Reading and deciding use your own kubeconfig identity (`--as USER` impersonates, as kubectl
 does): the apiserver says who you are (a SelfSubjectReview), and that name is what the policy's
-approvers list is checked against and what the Operation records. Applying an approved
-operation or an undo goes, like every write, through the mutator ServiceAccount by impersonation
-and through the ledger.
+approvers list is checked against. A decision is an `Approval` object you create yourself, so
+the apiserver checks it too: only approvers may create one, and only in their own name. It is
+bound to the arguments `approve` prints (or to `--digest`, the one `show` printed). Applying an
+approved operation or an undo goes, like every write, through the mutator ServiceAccount by
+impersonation and through the ledger, which checks the policy and the approval again first.
 
 Exit statuses: 0 done (the operation is Succeeded, or the command only read); 1 not done (waiting
 for approval, superseded, failed, unknown — the message says what next); 2 usage or
@@ -59,6 +61,14 @@ PolicyOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 IdArg = Annotated[str, typer.Argument(help="Operation ID (see `triage ops list`).")]
+DigestOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--digest",
+        help="The argument digest you checked (`triage ops show` prints it); default: the "
+        "digest of the arguments printed now.",
+    ),
+]
 
 
 _fail = fail
@@ -215,13 +225,9 @@ def show(
         f"  before:     {json.dumps(op.before, sort_keys=True)}",
         f"  after:      {json.dumps(op.after, sort_keys=True)}",
     ]
-    if op.approval:
-        a = op.approval
-        used = f", used {a.used_at:%H:%M:%S}" if a.used_at else ", not used yet"
-        lines.append(
-            f"  approval:   {a.approver} at {a.approved_at:%Y-%m-%d %H:%M:%S} UTC, expires "
-            f"{a.expires_at:%H:%M:%S}{used}"
-        )
+    lines.append(f"  digest:     {changes.digest_of(op)}")
+    lines.append(f"  asked by:   {op.requested_by or '?'} via {op.requested_via or '?'}")
+    lines += _decision_lines(s, op)
     if op.refused_by:
         lines.append(f"  refused by: {op.refused_by}")
     if op.inverse:
@@ -239,6 +245,36 @@ def show(
     raise typer.Exit(EXIT_OK)
 
 
+def _decision_lines(s: _Session, op: Operation) -> list[str]:
+    """The decisions on record, read from their `Approval` objects (which only their deciders
+    could create); the copy on the Operation is shown only when its object backs it."""
+    try:
+        decisions = s.ledger.decisions(op.id)
+    except ToolError as e:
+        return [f"  approvals:  cannot be read ({e})"]
+    digest = changes.digest_of(op)
+    lines = []
+    for d in decisions:
+        verb = "approved" if d.approve else "refused"
+        bound = "these arguments" if d.args_digest == digest else "OTHER arguments (not usable)"
+        lines.append(
+            f"  {verb}:   by {d.approver} at {d.created_at:%Y-%m-%d %H:%M:%S} UTC, for {bound}"
+            f" ({d.name})"
+        )
+    used = op.approval
+    if used is not None:
+        real = next((d for d in decisions if d.name == used.name and d.approve), None)
+        if real is None:
+            lines.append(
+                f"  approval:   the record names {used.approver}, but no such approval exists: "
+                "NOT a genuine approval"
+            )
+        else:
+            stamp = f"{used.used_at:%H:%M:%S}" if used.used_at else "?"
+            lines.append(f"  approval:   {real.approver}'s, used at {stamp} UTC")
+    return lines
+
+
 @ops_app.command()
 @plain_errors
 def approve(
@@ -251,13 +287,18 @@ def approve(
     as_user: AsOpt = None,
     policy_file: PolicyOpt = None,
     as_json: JsonOpt = False,
+    digest: DigestOpt = None,
 ) -> None:
-    """Approve an operation as yourself (bound to its exact arguments, once, until it expires)."""
+    """Approve an operation as yourself: exactly its arguments, once, until it expires."""
     s = _Session(kubeconfig, context, as_user, policy_file)
-    s.get(op_id)
+    op = s.get(op_id)
     me = s.whoami()
+    shown = changes.digest_of(op)
+    sys.stdout.write(
+        f"{op_id}: {op.action} {op.target} {json.dumps(op.args, sort_keys=True)} ({shown})\n"
+    )
     try:
-        changes.approve(s.ledger, s.policy(), op_id, me)
+        changes.approve(s.ledger, s.policy(), op_id, me, digest=digest or shown, via="cli")
     except Refused as e:
         raise _fail(str(e), EXIT_REFUSED) from e
     except NotFound as e:
@@ -278,18 +319,25 @@ def refuse(
     context: ContextOpt = None,
     as_user: AsOpt = None,
     policy_file: PolicyOpt = None,
+    digest: DigestOpt = None,
 ) -> None:
     """Refuse an operation that waits for approval; it will never be applied."""
     s = _Session(kubeconfig, context, as_user, policy_file)
-    s.get(op_id)
+    op = s.get(op_id)
     me = s.whoami()
     try:
-        changes.refuse(s.ledger, s.policy(), op_id, me)
+        changes.refuse(
+            s.ledger, s.policy(), op_id, me, digest=digest or changes.digest_of(op), via="cli"
+        )
     except Refused as e:
         raise _fail(str(e), EXIT_REFUSED) from e
     except ToolError as e:
         raise _fail(f"could not record the refusal: {e}", EXIT_CLUSTER) from e
     sys.stdout.write(f"{op_id} refused by {me}; nothing will be changed.\n")
+    try:  # close the operation now (the run that asked would close it when it resumes)
+        s.registry().resume(op_id)
+    except ToolError as e:
+        sys.stdout.write(f"(the operation is closed when its run resumes: {e})\n")
     raise typer.Exit(EXIT_OK)
 
 
@@ -308,7 +356,7 @@ def undo(
     s.get(op_id)
     me = s.whoami()
     try:
-        outcome = s.registry().undo(op_id, requested_by=me)
+        outcome = s.registry().undo(op_id, requested_by=f"kube:{me}", requested_via="cli")
     except ToolError as e:
         raise _ledger_error(e) from e
     raise typer.Exit(_emit_outcome(outcome, as_json))

@@ -15,8 +15,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from policies.model import MutationAction
 from tools.results import ErrorKind, ToolResult, ToolStatus, digest
 from triage.core.causes import CauseClass
 
@@ -73,6 +74,89 @@ class Scope(BaseModel):
     until: float | None = Field(default=None, description="Window end, unix seconds.")
 
 
+class CommandTarget(BaseModel):
+    """What a command names: a Deployment or a Pod by name, or an alert by its alertname."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: Literal["Deployment", "Pod", "Alert"]
+    name: str = Field(min_length=1, max_length=253)
+
+
+#: The kind each commandable action acts on, and the arguments a message may give it.
+COMMAND_KINDS = {
+    MutationAction.ROLLOUT_RESTART: "Deployment",
+    MutationAction.SCALE: "Deployment",
+    MutationAction.ROLLBACK: "Deployment",
+    MutationAction.DELETE_POD: "Pod",
+    MutationAction.SILENCE_CREATE: "Alert",
+}
+COMMAND_ARGS = {
+    MutationAction.ROLLOUT_RESTART: frozenset(),
+    MutationAction.SCALE: frozenset({"replicas"}),
+    MutationAction.ROLLBACK: frozenset({"revision"}),
+    MutationAction.DELETE_POD: frozenset(),
+    MutationAction.SILENCE_CREATE: frozenset({"duration_s"}),
+}
+
+
+class Command(BaseModel):
+    """One change, typed: what the user's own imperative words command (`Goal.commands`), or
+    what Triage may offer as a button (`Goal.offers`). Never a free string: the action, the
+    target's kind and name, the namespace only when the words name one, and the arguments the
+    words give (`replicas` for scale, always; `revision`, `duration_s` only when said)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    action: MutationAction
+    target: CommandTarget
+    namespace: str | None = Field(default=None, max_length=63)
+    args: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Command:
+        kind = COMMAND_KINDS.get(self.action)
+        if kind is None:
+            msg = f"{self.action} cannot be commanded from a message"
+            raise ValueError(msg)
+        if self.target.kind != kind:
+            msg = f"{self.action} acts on a {kind}, not a {self.target.kind}"
+            raise ValueError(msg)
+        extra = set(self.args) - COMMAND_ARGS[self.action]
+        if extra:
+            msg = f"{self.action} takes no {', '.join(sorted(extra))}"
+            raise ValueError(msg)
+        if self.action is MutationAction.SCALE and "replicas" not in self.args:
+            msg = "scale needs an absolute replica count"
+            raise ValueError(msg)
+        return self
+
+    def sentence(self) -> str:
+        """The command as one plain imperative sentence, which intake reads back to exactly
+        this command (a button's plan, a log line)."""
+        name = self.target.name
+        ns = f" in namespace {self.namespace}" if self.namespace else ""
+        if self.action is MutationAction.ROLLOUT_RESTART:
+            return f"restart deployment {name}{ns}"
+        if self.action is MutationAction.SCALE:
+            return f"scale deployment {name} to {self.args['replicas']}{ns}"
+        if self.action is MutationAction.ROLLBACK:
+            rev = self.args.get("revision")
+            return f"roll back deployment {name}{f' to revision {rev}' if rev else ''}{ns}"
+        if self.action is MutationAction.DELETE_POD:
+            return f"delete pod {name}{ns}"
+        seconds = self.args.get("duration_s")
+        return f"silence {name}{f' for {_duration(seconds)}' if seconds else ''}{ns}"
+
+
+def _duration(seconds: int) -> str:
+    """`5400` → `1h30m`: the compact form intake reads."""
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size:
+            parts.append(f"{seconds // size}{unit}")
+            seconds %= size
+    return "".join(parts) or "0s"
+
+
 class Goal(BaseModel):
     """What was asked, kept in the user's own words for the judge."""
 
@@ -81,7 +165,15 @@ class Goal(BaseModel):
     kind: RequestKind
     scope: Scope
     deliverables: tuple[Deliverable, ...]
-    mutations_named: tuple[str, ...] = ()
+    commands: tuple[Command, ...] = Field(
+        default=(),
+        description="Changes the user's own words command (explicit imperatives only).",
+    )
+    offers: tuple[Command, ...] = Field(
+        default=(),
+        description="Changes the words mention without commanding them (a question, a polite "
+        "request, a condition): shown as buttons, never executed by themselves.",
+    )
     checks: tuple[str, ...] = Field(
         default=(), description="What the user asked to be checked: logs, metrics, events."
     )

@@ -185,6 +185,12 @@ class MutationSettings(BaseModel):
         description="namespace/name of the ServiceAccount every write impersonates; the agent's "
         "own identity may impersonate it and nothing else.",
     )
+    approval_recorder_service_account: str = Field(
+        default="triage-system/triage-approval-recorder",
+        description="namespace/name of the ServiceAccount the bot impersonates to record a Slack "
+        "user's approval or refusal (the apiserver lets it create approvals for `slack:` users "
+        "only); the mutator can never record one.",
+    )
     ledger_namespace: str = Field(
         default="triage-system", description="Where the Operation records (the ledger) live."
     )
@@ -237,6 +243,11 @@ class SlackSettings(BaseModel):
     channels: list[str] = Field(
         default_factory=list,
         description="Channel IDs the bot answers in; empty: every channel it is invited to.",
+    )
+    allowed_bots: list[str] = Field(
+        default_factory=list,
+        description="Bot or app ids (B…, A…) whose mentions are investigated; empty: messages "
+        "written by any bot or app are dropped. An allowed bot still never commands a change.",
     )
     channel_namespaces: dict[str, str] = Field(
         default_factory=dict,

@@ -7,6 +7,11 @@ request.) The listener does nothing slow: one SQLite insert, then the ack; the i
 picked up from the inbox by the worker. Signature and timestamp checks are bolt's own request
 verification middleware; bolt also drops the bot's own events.
 
+Only people command changes. A message written by a bot or an app (`bot_id`, `app_id`,
+`bot_profile`, `subtype: bot_message`) is dropped, unless the operator lists that bot or app in
+`allowed_bots` — then it is investigated, and still never commands or offers a change (the
+worker marks its requester as not a person).
+
 Authorization uses the bot identity learnt once from `auth.test` (cached), so no Web API call
 sits between a request and its ack.
 """
@@ -25,7 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from triage.core.settings import SlackSettings
 from triage.slack import metrics, reviews
-from triage.slack.blocks import ACTION_APPROVE, ACTION_REFUSE
+from triage.slack.blocks import ACTION_APPROVE, ACTION_PLAN, ACTION_REFUSE
 from triage.slack.client import SlackError, rate_limit_handlers
 from triage.slack.inbox import Inbound, Inbox, Kind
 
@@ -95,6 +100,7 @@ def build_app(
         logger=log,
     )
     allowed = set(settings.channels)
+    allowed_bots = set(settings.allowed_bots)
 
     async def accept(inbound: Inbound, started: float) -> None:
         new = await asyncio.to_thread(inbox.accept, inbound)
@@ -118,6 +124,11 @@ def build_app(
         if own_bot or (allowed and channel not in allowed) or not body.get("event_id"):
             await ack()
             return
+        writer = written_by_app(event)
+        if writer is not None and writer not in allowed_bots:
+            metrics.REQUESTS_IGNORED.labels(reason="bot").inc()
+            await ack()
+            return
         ts = str(event.get("ts") or "")
         inbound = Inbound(
             id=str(body["event_id"]),
@@ -130,9 +141,11 @@ def build_app(
             text=str(event.get("text") or ""),
             data={
                 "retry_num": request.headers.get("x-slack-retry-num", ["0"])[0],
-                # who wrote it: a bot or an app may ask questions, never command changes
+                # who wrote it: an allowed bot or app may ask questions, never command changes
                 "bot_id": str(event.get("bot_id") or ""),
+                "app_id": str(event.get("app_id") or ""),
                 "subtype": str(event.get("subtype") or ""),
+                "bot_user_id": str(context.bot_user_id or ""),
             },
         )
         await accept(inbound, started)  # durably stored before Slack hears "ok"
@@ -160,4 +173,16 @@ def build_app(
     app.action(ACTION_APPROVE)(on_click)
     app.action(ACTION_REFUSE)(on_click)
     reviews.listen(app, on_click, accept)  # Confirm cause / Dispute / Open report
+    app.action(ACTION_PLAN)(on_click)
     return app
+
+
+def written_by_app(event: dict[str, Any]) -> str | None:
+    """The bot or app that wrote `event` (its bot_id or app_id), or None when a person did."""
+    profile = event.get("bot_profile") or {}
+    writer = (
+        event.get("bot_id") or event.get("app_id") or profile.get("id") or profile.get("app_id")
+    )
+    if writer:
+        return str(writer)
+    return "bot_message" if event.get("subtype") == "bot_message" else None

@@ -1,16 +1,23 @@
-"""Approval cards for changes a run commands, and the clicks that decide them.
+"""Approval cards for changes a run commands, offers for changes it only mentions, and the
+clicks that decide them.
 
 No parallel mechanism: operations, digests, approvers, single use and expiry are the ledger's
 (tools/mutate/, triage/agent/changes.py), and the change itself is applied by the run's own
 mutate step, inside the checked run, before the judge. The Slack side only carries decisions:
-- a run that pauses for approval (`awaiting_approval`) gets one card per operation, with
-  Approve / Refuse buttons whose value is the operation ID, the argument digest it was shown
-  with, and the request to wake;
-- a click is checked against the ledger: still waiting, same digest, the clicker listed among
-  the approvers (Slack user ids in the policy); then `changes.approve` (or `refuse`) records
-  it and the parked request is woken (`Inbox.resume`): its run goes on from the checkpoint.
-  A second click, a redelivery or a stale button finds the operation decided and changes
-  nothing.
+
+- a run that pauses for approval (`awaiting_approval`) gets one card per operation: its exact
+  arguments, its plan, and Approve / Refuse buttons whose value is the operation ID, the
+  digest *recomputed from the arguments on the card*, and the request to wake;
+- a click is checked (still waiting, the button's digest equal to the arguments' digest now,
+  the clicker a policy approver as `slack:TEAM/USER`), then recorded as an `Approval` object by
+  the approval recorder identity — the only identity besides the approvers themselves that the
+  apiserver lets create one, and only for `slack:` users — and the parked request is woken
+  (`Inbox.resume`): its run re-checks policy and digest and goes on from the checkpoint. A
+  second click, a redelivery or a stale button finds the operation decided and changes nothing;
+- a run whose words mention a change without commanding it ("can you restart X?") gets one
+  "Plan: …" button per such change. A click creates nothing by itself: it becomes a new request
+  by the clicker, in the same thread, worded as the plain command (`Command.sentence`), and that
+  request goes through intake, the policy and the approval rules like any other.
 """
 
 from __future__ import annotations
@@ -21,21 +28,34 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from policies.model import MutationAction
 from tools.errors import Refused, ToolError
 from triage.agent import changes
-from triage.agent.changes import MutateRegistry, Operation, Phase
+from triage.agent.changes import Ledger, MutateRegistry, Operation, Phase
+from triage.core.models import Command
 from triage.slack import blocks
 from triage.slack import messages as m
 from triage.slack.blocks import TicketView
-from triage.slack.inbox import Claimed, Inbound
+from triage.slack.inbox import Claimed, Inbound, Kind
 from triage.slack.ticket import Messages
+from triage.slack.worker import requester
 from triage.verification.loop import CheckedRun
 
 if TYPE_CHECKING:
     from triage.slack.worker import Worker
 
 _LOCKS: dict[str, asyncio.Lock] = {}
+
+
+def slack_user(inbound: Inbound) -> str:
+    """How the ledger and the policy name a Slack user: `slack:TEAM/USER`."""
+    return f"slack:{inbound.team}/{inbound.user}"
+
+
+def thread_of(inbound: Inbound) -> str:
+    return f"slack:{inbound.team}/{inbound.channel}/{inbound.thread_ts}"
 
 
 def dry_run(op: Operation) -> dict[str, Any]:
@@ -53,7 +73,7 @@ def _card(
         action=op.action,
         target=str(op.target),
         args=op.args,
-        digest=op.args_digest,
+        digest=changes.digest_of(op),  # of the arguments shown, never the stored digest
         request_id=request_id,
         dry_run=dry_run(op),
         approvers=registry.policy.approvers_for(action),
@@ -78,9 +98,34 @@ async def ask(
         view.changes.append(m.approval_needed(op.action, str(op.target)))
 
 
+async def offer(worker: Worker, claimed: Claimed, messages: Messages, run: CheckedRun) -> None:
+    """After the answer: a "Plan: …" button per change the words mentioned but did not
+    command. Only for a person's request, and only where changes are configured."""
+    goal = run.best.goal
+    if worker.product.registry is None or not goal.offers:
+        return
+    if not requester(claimed.inbound).person:
+        return
+    for i, command in enumerate(goal.offers):
+        namespace = command.namespace or goal.scope.namespace
+        if namespace is None:
+            continue
+        planned = command.model_copy(update={"namespace": namespace})
+        sentence = planned.sentence()
+        text, card = blocks.offer(
+            sentence=sentence,
+            command=planned.model_dump(mode="json"),
+            request_id=claimed.inbound.id,
+        )
+        await messages.once(f"offer-{i}", text, card)
+
+
 async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
-    """A click on Approve or Refuse."""
+    """A click on Approve, Refuse or Plan."""
     inbound = claimed.inbound
+    if inbound.data.get("action_id") == blocks.ACTION_PLAN:
+        await _plan(worker, inbound)
+        return
     registry = worker.product.registry
     slack = worker.slack
 
@@ -89,6 +134,10 @@ async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
 
     if registry is None:
         await tell(m.CHANGES_NOT_CONFIGURED)
+        return
+    recorder = worker.product.approvals
+    if recorder is None:
+        await tell(m.APPROVALS_NOT_CONFIGURED)
         return
     try:
         value = json.loads(str(inbound.data.get("value") or "{}"))
@@ -100,12 +149,14 @@ async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
     lock = _LOCKS.setdefault(op_id, asyncio.Lock())
     try:
         async with lock:
-            decided = await _decide(worker, registry, inbound, op_id, digest, request_id, tell)
+            decided = await _decide(
+                worker, registry, recorder, inbound, op_id, digest, request_id, tell
+            )
     finally:
         if not lock.locked():
             _LOCKS.pop(op_id, None)
     if decided and request_id:
-        # The paused run goes on (apply, check, verify) in the request that asked for it.
+        # The paused run goes on (re-check, apply, check, verify) in the request that asked.
         await asyncio.to_thread(worker.inbox.resume, request_id)
         worker.kick()
 
@@ -113,6 +164,7 @@ async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
 async def _decide(
     worker: Worker,
     registry: MutateRegistry,
+    recorder: Ledger,
     inbound: Inbound,
     op_id: str,
     digest: str,
@@ -120,7 +172,6 @@ async def _decide(
     tell: Callable[[str], Awaitable[None]],
 ) -> bool:
     """Record the click's decision on the operation; True when one was recorded."""
-    slack = worker.slack
     op = await asyncio.to_thread(registry.ledger.get, op_id)
     if op is None:
         await tell(m.cannot_decide(op_id, "no such operation"))
@@ -128,34 +179,82 @@ async def _decide(
     if op.phase is not Phase.AWAITING_APPROVAL:
         await tell(m.already_decided(op_id, op.phase.value))
         return False
-    if op.approval is not None and changes.usable_approval(registry, op):
-        await tell(m.already_decided(op_id, f"approved by {op.approval.approver}"))
+    usable = await asyncio.to_thread(changes.usable_approval, registry, op)
+    if usable is not None:
+        await tell(m.already_decided(op_id, f"approved by {usable.approver}"))
         return False
     age = registry.clock() - op.created_at
     if age > timedelta(seconds=registry.policy.approval_ttl_s):
         await tell(m.approval_expired(op_id))
         return False
-    if op.args_digest != digest:
+    if digest != changes.digest_of(op):
         await tell(m.stale_button(op_id))
         return False
     action = MutationAction(op.action)
-    approvers = registry.policy.approvers_for(action)
-    if inbound.user not in approvers:
-        await tell(m.not_an_approver(op.action, approvers))
+    who = slack_user(inbound)
+    if not registry.policy.may_approve(action, who):
+        await tell(m.not_an_approver(op.action, registry.policy.approvers_for(action)))
         return False
     approve = inbound.data.get("action_id") == blocks.ACTION_APPROVE
     decide_fn = changes.approve if approve else changes.refuse
     try:
-        await asyncio.to_thread(decide_fn, registry.ledger, registry.policy, op_id, inbound.user)
+        await asyncio.to_thread(
+            lambda: decide_fn(
+                recorder, registry.policy, op_id, who, digest=digest, via=thread_of(inbound)
+            )
+        )
     except Refused as e:
         await tell(m.cannot_decide(op_id, str(e)))
         return False
-    except ToolError as e:  # someone moved it first (409), or the ledger is unreachable
-        current = await asyncio.to_thread(registry.ledger.get, op_id)
-        phase = current.phase.value if current else "gone"
-        await tell(m.already_decided(op_id, phase) if current else m.cannot_decide(op_id, str(e)))
+    except ToolError as e:  # the apiserver refused the recorder, or the ledger is unreachable
+        await tell(m.cannot_decide(op_id, str(e)))
         return False
     said = m.approved_by(inbound.user, op_id) if approve else m.refused_by(inbound.user, op_id)
     text, card = _card(op, registry, request_id, decided=said)
-    await slack.update(inbound.channel, inbound.ts, text, blocks=card)
+    await worker.slack.update(inbound.channel, inbound.ts, text, blocks=card)
     return True
+
+
+async def _plan(worker: Worker, inbound: Inbound) -> None:
+    """A click on "Plan: …": the change becomes a request of its own, by the clicker."""
+
+    async def tell(text: str) -> None:
+        await worker.slack.ephemeral(inbound.channel, inbound.user, text, inbound.thread_ts)
+
+    if worker.product.registry is None:
+        await tell(m.CHANGES_NOT_CONFIGURED)
+        return
+    try:
+        value = json.loads(str(inbound.data.get("value") or "{}"))
+        command = Command.model_validate(value["plan"])
+    except (ValueError, KeyError, TypeError, ValidationError):
+        await tell(m.cannot_plan("the button carried no change"))
+        return
+    if command.namespace is None:
+        await tell(m.cannot_plan("the change names no namespace"))
+        return
+    sentence = command.sentence()
+    planned = Inbound(
+        id=f"plan:{inbound.ts}",  # one plan per offer, however many clicks
+        kind=Kind.MENTION,
+        team=inbound.team,
+        channel=inbound.channel,
+        thread_ts=inbound.thread_ts,
+        ts=inbound.ts,
+        user=inbound.user,
+        text=sentence,
+        data={"planned_from": str(value.get("req") or "")},
+    )
+    new = await asyncio.to_thread(worker.inbox.accept, planned)
+    if not new:
+        await tell(m.already_decided("this plan", "planned"))
+        return
+    worker.kick()
+    await tell(m.plan_started(sentence))
+    text, card = blocks.offer(
+        sentence=sentence,
+        command=command.model_dump(mode="json"),
+        request_id="",
+        decided=m.planned_by(inbound.user, sentence),
+    )
+    await worker.slack.update(inbound.channel, inbound.ts, text, blocks=card)

@@ -38,6 +38,8 @@ ACTION_OPEN_REPORT = "triage_open_report"
 REVIEW_ACTIONS = frozenset({ACTION_REVIEW_CONFIRM, ACTION_REVIEW_DISPUTE})
 VIEW_DISPUTE = "triage_dispute"
 REVIEW_BLOCK = "triage_review"  # the ticket's review line, replaced on each review
+ACTION_PLAN = "triage_plan"
+BUTTON_CHARS = 75
 
 
 def _dicts(blocks: list[Block]) -> list[dict[str, Any]]:
@@ -313,3 +315,35 @@ def approval(
             )
         )
     return title, _dicts(out)
+
+
+# -- offers ------------------------------------------------------------------------------------
+
+
+def plan_value(command: dict[str, Any], request_id: str) -> str:
+    """What a click on "Plan: …" sends back: the typed command (with its namespace) and the
+    request it was offered in. Clicking plans it as a new request by the clicker."""
+    return json.dumps({"plan": command, "req": request_id}, separators=(",", ":"))
+
+
+def offer(
+    *, sentence: str, command: dict[str, Any], request_id: str, decided: str | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """A change the words mentioned without commanding it, as one "Plan: …" button."""
+    text = m.offer_line(sentence)
+    out: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_clip(text, SECTION_CHARS)))]
+    if decided:
+        out.append(ContextBlock(elements=[MarkdownTextObject(text=decided)]))
+    else:
+        out.append(
+            ActionsBlock(
+                elements=[
+                    ButtonElement(
+                        text=_clip(m.button_plan(sentence), BUTTON_CHARS),
+                        action_id=ACTION_PLAN,
+                        value=plan_value(command, request_id),
+                    )
+                ]
+            )
+        )
+    return text, _dicts(out)

@@ -147,14 +147,24 @@ BUTTON_APPROVE = "Approve"
 BUTTON_REFUSE = "Refuse"
 
 
+def _who(approvers: Sequence[str]) -> str:
+    """Approvers as Slack shows them: `slack:T1/U2` and `slack:U2` as mentions."""
+    shown = []
+    for a in approvers:
+        user = a.removeprefix("slack:").rpartition("/")[2] if a.startswith("slack:") else ""
+        shown.append(f"<@{user}>" if user else a)
+    return ", ".join(shown) or "nobody"
+
+
 def approvers_line(approvers: Sequence[str], ttl_s: int) -> str:
-    who = ", ".join(f"<@{a}>" if a.startswith(("U", "W")) else a for a in approvers) or "nobody"
-    return f"Who may approve: {who}. An approval is good once, for {ttl_s // 60} minutes."
+    return (
+        f"Who may approve: {_who(approvers)}. An approval is good once, for {ttl_s // 60} "
+        "minutes, for exactly these arguments."
+    )
 
 
 def not_an_approver(action: str, approvers: Sequence[str]) -> str:
-    who = ", ".join(f"<@{a}>" if a.startswith(("U", "W")) else a for a in approvers) or "nobody"
-    return f"You may not approve {action}; ask one of: {who}. Nothing was changed."
+    return f"You may not approve {action}; ask one of: {_who(approvers)}. Nothing was changed."
 
 
 def approved_by(user: str, op_id: str) -> str:
@@ -190,6 +200,42 @@ def cannot_decide(op_id: str, why: str) -> str:
 
 def change_result(action: str, target: str, excerpt: str) -> str:
     return f"{action} on {target}: {excerpt}"
+
+
+APPROVALS_NOT_CONFIGURED = (
+    "Approvals from Slack are not configured for this bot (no approval recorder identity). "
+    "Nothing was changed; an approver can run `triage ops approve ID` from a terminal."
+)
+
+
+# -- offers: changes mentioned without being commanded -----------------------------------
+
+
+def offer_line(sentence: str) -> str:
+    return (
+        f"You mentioned *{sentence}* but did not command it, so nothing was changed. If you "
+        "want it, plan it: the operation is created only when someone clicks, and the usual "
+        "approval rules apply."
+    )
+
+
+def button_plan(sentence: str) -> str:
+    return f"Plan: {sentence}"
+
+
+def planned_by(user: str, sentence: str) -> str:
+    return f"Planned by <@{user}>: {sentence}. Follow it in this thread."
+
+
+def plan_started(sentence: str) -> str:
+    return (
+        f"Planning {sentence} on your behalf. Where the policy needs an approver, you will "
+        "see an approval card in this thread; nothing runs before that."
+    )
+
+
+def cannot_plan(why: str) -> str:
+    return f"Could not plan that: {why}. Nothing was changed."
 
 
 CHANGES_NOT_CONFIGURED = (

@@ -23,12 +23,18 @@ REQUESTS_GAVE_UP = Counter(
     "Requests ended after the attempt limit (crashes included); the user was told.",
     ["kind"],
 )
+REQUESTS_IGNORED = Counter(
+    "triage_slack_requests_ignored",
+    "Mentions dropped unread: written by a bot or app the operator did not allow.",
+    ["reason"],
+)
 ACK_SECONDS = Histogram(
     "triage_slack_ack_seconds",
     "From the request's arrival to its ack (persisted first); Slack allows 3 s.",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0),
 )
 
+REQUESTS_IGNORED.labels(reason="bot")
 for _kind in KINDS:
     for _c in (
         REQUESTS_ACCEPTED,

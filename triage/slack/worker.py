@@ -37,14 +37,23 @@ from triage.verification.loop import CheckedRun, Outcome
 
 log = logging.getLogger("triage.slack")
 
-_MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
+_MENTION = re.compile(r"<@([A-Z0-9]+)(\|[^>]*)?>")
 POLL_S = 1.0
 MAX_BACKOFF_S = 30.0
 
 
-def words_of(text: str) -> str:
-    """The user's words without the mention itself, as typed (Slack's escaping undone)."""
-    return unescape(" ".join(_MENTION.sub(" ", text).split()))
+def words_of(text: str, bot_user_id: str | None = None) -> str:
+    """The user's words without the bot's own mention (others' mentions stay: a command
+    addressed to someone else is not one to the bot). Lines stay lines: quotes, code blocks
+    and pasted alerts are recognised by them. Without the bot's id, a message that mentions
+    one user only is taken to mention the bot. Slack's escaping (&lt; &gt; &amp;) is undone
+    once, so the words are stored as typed."""
+    ids = {m.group(1) for m in _MENTION.finditer(text)}
+    bot = bot_user_id or (next(iter(ids)) if len(ids) == 1 else None)
+    if bot is not None:
+        text = re.sub(rf"<@{re.escape(bot)}(\|[^>]*)?>", " ", text)
+    lines = [" ".join(line.split()) for line in text.strip().splitlines()]
+    return unescape("\n".join(lines).strip())
 
 
 def thread_id(inbound: Inbound) -> str:
@@ -56,11 +65,13 @@ def thread_id(inbound: Inbound) -> str:
 
 def requester(inbound: Inbound) -> Requester:
     """Who asked: a person, unless Slack says a bot or an app wrote the message."""
-    bot = bool(inbound.data.get("bot_id")) or inbound.data.get("subtype") == "bot_message"
+    data = inbound.data
+    bot = bool(data.get("bot_id") or data.get("app_id")) or data.get("subtype") == "bot_message"
+    who = inbound.user or str(data.get("bot_id") or data.get("app_id") or "")
     return Requester(
-        who=f"slack:{inbound.team}/{inbound.user or inbound.data.get('bot_id') or '?'}",
+        who=f"slack:{inbound.team}/{who}" if who else "",
         where=f"slack:{inbound.team}/{inbound.channel}/{inbound.thread_ts}",
-        person=not bot,
+        person=not bot and bool(inbound.user),
     )
 
 
@@ -99,6 +110,7 @@ class Worker:
         ask: Callable[[Worker, Claimed, Messages, CheckedRun, blocks.TicketView], Awaitable[None]]
         | None = None,
         review: Callable[[Worker, Claimed, Messages], Awaitable[None]] | None = None,
+        offer: Callable[[Worker, Claimed, Messages, CheckedRun], Awaitable[None]] | None = None,
     ) -> None:
         self.inbox = inbox
         self.slack = slack
@@ -107,6 +119,7 @@ class Worker:
         self.decide = decide
         self.ask = ask
         self.review = review
+        self.offer = offer
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(settings.workers)
@@ -243,7 +256,7 @@ class Worker:
                 log.warning("could not react to %s: %s", inbound.id, e)
             steps["reacted"] = True
             await messages.save()
-        words = words_of(inbound.text)
+        words = words_of(inbound.text, str(inbound.data.get("bot_user_id") or "") or None)
         if not words:
             await messages.once("reply", m.EMPTY_MENTION)
             return
@@ -284,6 +297,8 @@ class Worker:
         steps["ticket_final"] = checked.outcome.value
         await messages.save()
         await self._answer(messages, checked)
+        if self.offer is not None:
+            await self.offer(self, claimed, messages, checked)
         await progress.set(m.PROGRESS_DONE, force=True)
 
     async def _run(
@@ -385,5 +400,5 @@ class LostLease(Exception):
 
 
 def _title(words: str) -> str:
-    first = words.strip().split("\n", 1)[0]
+    first = next((line for line in words.splitlines() if line.strip()), "")
     return first if len(first) <= 140 else first[:139] + "…"

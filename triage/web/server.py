@@ -133,6 +133,7 @@ def build_bot(settings: Settings, product: App) -> Bot:
         decide=approvals.decide,
         ask=approvals.ask,
         review=reviews.decide,
+        offer=approvals.offer,
     )
     identity = Identity(client)
     app = build_app(slack_settings, inbox, identity, kick=worker.kick)

@@ -105,6 +105,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{- define "triage.approvalRecorderServiceAccount" -}}
+{{- if .Values.serviceAccounts.approvalRecorder.create -}}
+{{- default (include "triage.componentName" (dict "ctx" . "component" "approval-recorder")) .Values.serviceAccounts.approvalRecorder.name -}}
+{{- else -}}
+{{- required "serviceAccounts.approvalRecorder.name is required when serviceAccounts.approvalRecorder.create is false" .Values.serviceAccounts.approvalRecorder.name -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "triage.image" -}}
 {{- $tag := default .Chart.AppVersion .Values.image.tag -}}
 {{- if .Values.image.digest -}}

@@ -22,15 +22,17 @@ from tools.mutate.kube import KubeMutator, impersonating
 from tools.mutate.ledger import KubeLedger
 
 ROOT = Path(__file__).resolve().parents[3]
-CRD = ROOT / "helm" / "triage" / "crds" / "operation.yaml"
+CRDS = [ROOT / "helm" / "triage" / "crds" / f for f in ("operation.yaml", "approval.yaml")]
 RBAC = Path(__file__).with_name("rbac.yaml")
 LEDGER_NS = "triage-system"
 MUTATOR_SA = "triage-system/triage-mutator"
+RECORDER_SA = "triage-system/triage-approval-recorder"
 
 
 def install_ledger(cp: ControlPlane) -> None:
-    """Apply the Operation CRD and the test RBAC; wait until operations are served."""
-    docs = [d for d in yaml.safe_load_all(CRD.read_text()) if d]
+    """Apply the Operation and Approval CRDs and the test RBAC and admission policy; wait until
+    both are served and the approvals policy is in force."""
+    docs = [d for crd in CRDS for d in yaml.safe_load_all(crd.read_text()) if d]
     docs += [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
     cp.apply(LEDGER_NS, docs)
     with cp.api_client() as api:
@@ -38,14 +40,54 @@ def install_ledger(cp: ControlPlane) -> None:
         objs = client.CustomObjectsApi(api)
 
         def served() -> bool:
-            crd: Any = ext.read_custom_resource_definition("operations.triage.dev")
-            conds = {c.type: c.status for c in (crd.status.conditions or [])}
-            if conds.get("Established") != "True":
-                return False
-            objs.list_namespaced_custom_object("triage.dev", "v1alpha1", LEDGER_NS, "operations")
+            for name, plural in (("operations", "operations"), ("approvals", "approvals")):
+                crd: Any = ext.read_custom_resource_definition(f"{name}.triage.dev")
+                conds = {c.type: c.status for c in (crd.status.conditions or [])}
+                if conds.get("Established") != "True":
+                    return False
+                objs.list_namespaced_custom_object("triage.dev", "v1alpha1", LEDGER_NS, plural)
             return True
 
-        cp.wait_for(served, 30, "the Operation CRD to be established")
+        cp.wait_for(served, 30, "the Operation and Approval CRDs to be established")
+    with as_user(cp, "alice") as alice:
+        objs = client.CustomObjectsApi(alice)
+        forged = {
+            "apiVersion": "triage.dev/v1alpha1",
+            "kind": "Approval",
+            "metadata": {"name": "probe-admission"},
+            "spec": {
+                "operation": "probe",
+                "decision": "approve",
+                "argsDigest": "sha256:" + "0" * 64,
+                "approver": "bob",
+            },
+        }
+
+        def enforced() -> bool:
+            try:
+                objs.create_namespaced_custom_object(
+                    "triage.dev", "v1alpha1", LEDGER_NS, "approvals", forged, dry_run="All"
+                )
+            except client.ApiException as e:
+                return e.status == 422 and "must name the identity" in str(e.body)
+            return False
+
+        cp.wait_for(enforced, 30, "the approvals admission policy to be in force")
+
+
+def as_user(cp: ControlPlane, user: str) -> client.ApiClient:
+    """A client that acts as `user` (the admin impersonating them, as `kubectl --as` does)."""
+    api = cp.api_client()
+    api.set_default_header("Impersonate-User", user)
+    return api
+
+
+def recorder_ledger(cp: ControlPlane) -> tuple[client.ApiClient, KubeLedger]:
+    """The ledger as the product's Slack approval recorder (the reader impersonating it)."""
+    reader = cp.api_client(cp.reader_kubeconfig)
+    recorder = impersonating(reader, RECORDER_SA)
+    reader.close()
+    return recorder, KubeLedger(recorder, namespace=LEDGER_NS, timeout_s=5)
 
 
 def bind_mutator(cp: ControlPlane, namespace: str) -> None:
@@ -93,7 +135,8 @@ def make_agent(cp: ControlPlane, *, timeout_s: float = 5.0) -> Agent:
 
 
 def policy_for(namespace: str, *, approval: tuple[str, ...] = (), **kw: Any) -> MutationPolicy:
-    """Everything allowed in `namespace`; the actions in `approval` need alice's approval."""
+    """Everything allowed in `namespace`; the actions in `approval` need alice's approval (the
+    rest are relaxed to `approval: false`, as an operator would)."""
     return MutationPolicy(
         namespaces=(namespace,),
         actions={a: ActionRule(approval=a.value in approval) for a in MutationAction},
@@ -181,9 +224,26 @@ def ledger_cluster(control_plane: ControlPlane) -> ControlPlane:
 
 
 def forget_operations(cp: ControlPlane, namespace: str) -> None:
-    """Delete the ledger records of changes made in `namespace` (test hygiene only)."""
+    """Delete the ledger records of changes made in `namespace`, and their approvals (test
+    hygiene only)."""
     with cp.api_client() as api:
-        client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
+        objs = client.CustomObjectsApi(api)
+        listed: Any = objs.list_namespaced_custom_object(
+            "triage.dev",
+            "v1alpha1",
+            LEDGER_NS,
+            "operations",
+            label_selector=f"triage.dev/target-namespace={namespace}",
+        )
+        for item in listed.get("items") or []:
+            objs.delete_collection_namespaced_custom_object(
+                "triage.dev",
+                "v1alpha1",
+                LEDGER_NS,
+                "approvals",
+                label_selector=f"triage.dev/operation={item['metadata']['name']}",
+            )
+        objs.delete_collection_namespaced_custom_object(
             "triage.dev",
             "v1alpha1",
             LEDGER_NS,

@@ -25,16 +25,19 @@ from tests.support.controlplane import ControlPlane
 from tests.tools.mutate.cluster import (
     LEDGER_NS,
     MUTATOR_SA,
+    as_user,
     create_deployment,
     policy_for,
+    recorder_ledger,
     replicasets,
     set_image,
     wait_until,
 )
 from tests.tools.mutate.wire import Fault, FaultyTransport, Wire, on_kube
 from tools.mutate.alertmanager import AlertmanagerMutator
+from tools.mutate.approvals import recomputed, record_decision
 from tools.mutate.kube import RESTART_STAMP, KubeMutator, impersonating
-from tools.mutate.ledger import KubeLedger, Operation, Target, utcnow
+from tools.mutate.ledger import Decision, KubeLedger, Operation, Target, utcnow
 from tools.mutate.registry import MutateRegistry, MutationRequest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -119,6 +122,38 @@ class Rig:
             c.close()
         self.admin.close()
 
+    def recorder(self) -> KubeLedger:
+        """The ledger as the product's Slack approval recorder identity."""
+        api, ledger = recorder_ledger(self.cp)
+        self._clients.append(api)
+        return ledger
+
+    def approver(self, user: str = "alice") -> KubeLedger:
+        """The ledger as a person with their own identity (as `triage ops approve` uses it)."""
+        api = as_user(self.cp, user)
+        self._clients.append(api)
+        return KubeLedger(api, namespace=LEDGER_NS, timeout_s=5)
+
+    def approve(
+        self,
+        op: Operation,
+        user: str = "alice",
+        *,
+        policy: MutationPolicy | None = None,
+        approve: bool = True,
+    ) -> Decision:
+        """`user` decides on exactly `op`'s arguments, with their own identity."""
+        return record_decision(
+            self.approver(user),
+            policy or self.policy,
+            op.id,
+            user,
+            approve=approve,
+            digest=recomputed(op),
+            via="test",
+            now=utcnow(),
+        )
+
     def registry(
         self,
         wire: Wire | None = None,
@@ -150,7 +185,15 @@ class Rig:
     def request(
         self, action: str, target: Target, args: dict[str, Any], step: str = "0"
     ) -> MutationRequest:
-        return MutationRequest(run=self.run, step=step, action=action, target=target, args=args)
+        return MutationRequest(
+            run=self.run,
+            step=step,
+            action=action,
+            target=target,
+            args=args,
+            requested_by="kube:test-rig",
+            requested_via="test",
+        )
 
     # -- cases -------------------------------------------------------------------------------
 

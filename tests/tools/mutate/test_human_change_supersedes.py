@@ -13,7 +13,7 @@ from tests.tools.mutate.cluster import policy_for, set_image
 from tests.tools.mutate.rig import Rig
 from tests.tools.mutate.wire import Fault, Wire
 from tools.mutate.kube import RESTART_STAMP
-from tools.mutate.ledger import Phase, record_approval, utcnow
+from tools.mutate.ledger import Phase, utcnow
 
 pytestmark = pytest.mark.cluster
 
@@ -64,7 +64,7 @@ def test_a_human_change_while_waiting_for_approval_supersedes_it(rig):
     assert planned.phase is Phase.AWAITING_APPROVAL
 
     _human_edit(rig, "rollout_restart")
-    record_approval(registry.ledger, rig.policy, planned.operation.id, "alice", now=utcnow())
+    rig.approve(planned.operation)
     wire = Wire()
     applied = rig.registry(wire).resume(planned.operation.id)
 

@@ -8,7 +8,6 @@ import pytest
 
 from tests.tools.mutate.cluster import LEDGER_NS, policy_for
 from tests.tools.mutate.rig import Rig
-from tools.mutate.ledger import record_approval, utcnow
 
 pytestmark = pytest.mark.cluster
 
@@ -21,7 +20,7 @@ def test_kubectl_get_operations_lists_the_ledger(ledger_cluster, target_ns):
     scale = rig.case("scale", name="api", step="1")
     waiting = registry.submit(scale.request).operation
     assert waiting is not None
-    record_approval(registry.ledger, rig.policy, waiting.id, "alice", now=utcnow())
+    rig.approve(waiting)
     scaled = registry.resume(waiting.id)
     rig.close()
     assert restarted.operation is not None

@@ -12,10 +12,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.tools.mutate.cluster import LEDGER_NS, forget_operations, make_agent
+from tests.tools.mutate.cluster import LEDGER_NS, as_user, forget_operations, make_agent
 from tools.errors import Conflict, NotFound
 from tools.mutate.ledger import (
     Approval,
+    Decision,
     Holder,
     Inverse,
     KubeLedger,
@@ -56,6 +57,8 @@ def _op(**kw) -> Operation:
         "args": args,
         "args_digest": args_digest("scale", target, args),
         "plan": {"replicas": 2},
+        "requested_by": "kube:conformance",
+        "requested_via": "test",
         "phase": Phase.PENDING,
         "holder": Holder(id="agent-a", until=UNTIL),
     }
@@ -97,6 +100,7 @@ def test_a_record_comes_back_as_stored(ledger):
         message="applied",
         attempts=2,
         approval=Approval(
+            name="scale-x-a-0123456789",
             approver="alice",
             approved_at=now,
             args_digest="sha256:abc",
@@ -106,7 +110,8 @@ def test_a_record_comes_back_as_stored(ledger):
         before={"replicas": 2, "images": ["a:1"]},
         after={"replicas": 4, "images": ["a:1"]},
         inverse=Inverse(action="scale", target=_op().target, args={"replicas": 2}),
-        requested_by="U123",
+        requested_by="slack:T1/U123",
+        requested_via="slack:T1/C1/1.2",
         undoes="scale-0000000000000000",
     )
     stored, _ = ledger.claim(op)
@@ -140,3 +145,64 @@ def test_list_has_every_record_oldest_first(ledger):
     assert first.id in ids
     assert second.id in ids
     assert ids.index(first.id) < ids.index(second.id)
+
+
+def _decision(op: Operation, approver: str, *, approve: bool = True) -> Decision:
+    return Decision(
+        name=Decision.name_for(op.id, approve, approver),
+        operation=op.id,
+        approve=approve,
+        args_digest=op.args_digest,
+        approver=approver,
+        via="test",
+        created_at=datetime(2000, 1, 1, tzinfo=UTC),  # the writer's claim: never stored
+    )
+
+
+@pytest.fixture
+def decisions(request):
+    """The ledger as someone who may record decisions (an approver, in the cluster)."""
+    if request.param == "memory":
+        ledger = MemoryLedger()
+        yield ledger, ledger
+        return
+    cp = request.getfixturevalue("ledger_cluster")
+    agent = make_agent(cp)
+    alice = as_user(cp, "alice")
+    yield (
+        KubeLedger(agent.mutator, namespace=LEDGER_NS, timeout_s=5),
+        KubeLedger(alice, namespace=LEDGER_NS, timeout_s=5),
+    )
+    alice.close()
+    agent.close()
+    forget_operations(cp, TARGET_NS)
+
+
+BACKENDS = ["memory", pytest.param("kube", marks=pytest.mark.cluster)]
+
+
+@pytest.mark.parametrize("decisions", BACKENDS, indirect=True)
+def test_a_decision_is_recorded_once_with_the_backends_time(decisions):
+    ledger, approver = decisions
+    op, _ = ledger.claim(_op(phase=Phase.AWAITING_APPROVAL, holder=None))
+    first, created = approver.decide(_decision(op, "alice"))
+    assert created
+    assert first.created_at.year > 2000  # the time is the backend's, not the writer's
+    again, created_again = approver.decide(_decision(op, "alice"))
+    assert not created_again
+    assert again == first
+    assert approver.decision(first.name) == first
+    assert approver.decision("no-such-decision") is None
+
+
+@pytest.mark.parametrize("decisions", BACKENDS, indirect=True)
+def test_decisions_are_listed_per_operation(decisions):
+    ledger, approver = decisions
+    op, _ = ledger.claim(_op(phase=Phase.AWAITING_APPROVAL, holder=None))
+    other, _ = ledger.claim(_op(phase=Phase.AWAITING_APPROVAL, holder=None))
+    approver.decide(_decision(op, "alice"))
+    approver.decide(_decision(op, "alice", approve=False))
+    approver.decide(_decision(other, "alice"))
+    found = ledger.decisions(op.id)  # the mutator reads them
+    assert [(d.operation, d.approve) for d in found] == [(op.id, True), (op.id, False)]
+    assert ledger.decisions("no-such-operation") == []

@@ -15,9 +15,30 @@ from policies.schema import schema_text
 def test_the_shipped_default_loads_and_allows_nothing_until_namespaces_are_listed():
     policy = load_policy(DEFAULT_POLICY).mutations
     assert policy.namespaces == ()
-    assert policy.needs_approval(MutationAction.SCALE)
-    assert not policy.needs_approval(MutationAction.ROLLOUT_RESTART)
     assert policy.approvers == ()
+    # and once an operator lists a namespace, every action still waits for an approver
+    assert all(policy.needs_approval(a) for a in MutationAction)
+    assert set(policy.actions) == set(MutationAction)
+
+
+def test_an_action_listed_without_a_rule_needs_approval(tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text("mutations:\n  namespaces: [shop]\n  actions: {rollout_restart: {}}\n")
+    policy = load_policy(path).mutations
+    assert policy.needs_approval(MutationAction.ROLLOUT_RESTART)
+
+
+def test_slack_approvers_are_written_with_their_prefix(tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text("mutations:\n  approvers: [U0ALICE42]\n")
+    with pytest.raises(PolicyError, match="slack:U0ALICE42"):
+        load_policy(path)
+    path.write_text("mutations:\n  approvers: ['slack:U0ALICE42', alice]\n")
+    policy = load_policy(path).mutations
+    assert policy.may_approve(MutationAction.SCALE, "slack:T024/U0ALICE42")  # any workspace
+    assert policy.may_approve(MutationAction.SCALE, "alice")
+    assert not policy.may_approve(MutationAction.SCALE, "U0ALICE42")  # a kube user of that name
+    assert not policy.may_approve(MutationAction.SCALE, "slack:T024/alice")
 
 
 def test_the_committed_schema_matches_the_models():

@@ -14,6 +14,8 @@ from tools.mutate.ledger import MemoryLedger, Target
 from tools.mutate.registry import MutateRegistry, MutationRequest
 from tools.results import ToolStatus
 
+WHO = {"requested_by": "kube:test", "requested_via": "test"}
+
 DEP = Target(kind="Deployment", namespace="shop", name="checkout-api")
 
 
@@ -38,6 +40,7 @@ def wired():
 
 def _silence(matchers, duration_s=600, namespace="shop"):
     return MutationRequest(
+        **WHO,
         run="r",
         step="0",
         action="silence_create",
@@ -49,7 +52,9 @@ def _silence(matchers, duration_s=600, namespace="shop"):
 NS = {"name": "namespace", "value": "shop"}
 CASES = {
     "replicas 100000": (
-        MutationRequest(run="r", step="0", action="scale", target=DEP, args={"replicas": 100000}),
+        MutationRequest(
+            **WHO, run="r", step="0", action="scale", target=DEP, args={"replicas": 100000}
+        ),
         "replicas 100000 is above the policy's limit of 20",
     ),
     "a wildcard silence": (
@@ -70,6 +75,7 @@ CASES = {
     ),
     "a namespace outside policy": (
         MutationRequest(
+            **WHO,
             run="r",
             step="0",
             action="rollout_restart",
@@ -78,11 +84,11 @@ CASES = {
         "namespace 'kube-system' is outside the policy (allowed: shop)",
     ),
     "an unknown argument": (
-        MutationRequest(run="r", step="0", action="scale", target=DEP, args={"replica": 3}),
+        MutationRequest(**WHO, run="r", step="0", action="scale", target=DEP, args={"replica": 3}),
         "Extra inputs are not permitted",
     ),
     "a pod action on a Deployment": (
-        MutationRequest(run="r", step="0", action="delete_pod", target=DEP),
+        MutationRequest(**WHO, run="r", step="0", action="delete_pod", target=DEP),
         "delete_pod acts on a Pod, not a Deployment",
     ),
 }
@@ -105,7 +111,7 @@ def test_an_action_the_policy_does_not_list_is_refused(wired):
     registry, wire, _ = wired
     registry.policy = registry.policy.model_copy(update={"actions": {}})
     outcome = registry.submit(
-        MutationRequest(run="r", step="0", action="scale", target=DEP, args={"replicas": 2})
+        MutationRequest(**WHO, run="r", step="0", action="scale", target=DEP, args={"replicas": 2})
     )
     assert outcome.result.status is ToolStatus.DENIED
     assert "not allowed by the policy" in outcome.result.excerpt

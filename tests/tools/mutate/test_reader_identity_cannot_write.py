@@ -13,6 +13,8 @@ from tools.mutate.ledger import KubeLedger, Target
 from tools.mutate.registry import MutateRegistry, MutationRequest
 from tools.results import ErrorKind, ToolStatus
 
+WHO = {"requested_by": "kube:test", "requested_via": "test"}
+
 pytestmark = pytest.mark.cluster
 
 
@@ -52,6 +54,7 @@ def test_the_registry_on_the_reader_client_is_denied_and_changes_nothing(ledger_
         )
         outcome = registry.submit(
             MutationRequest(
+                **WHO,
                 run="reader",
                 step="0",
                 action="scale",

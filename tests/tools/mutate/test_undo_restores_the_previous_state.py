@@ -32,7 +32,7 @@ def test_undo_a_scale_restores_the_replicas(rig):
     done = registry.submit(case.request)
     assert _dep(rig).spec.replicas == 5
 
-    undone = registry.undo(done.operation.id)
+    undone = registry.undo(done.operation.id, requested_by="kube:alice")
     assert undone.phase is Phase.SUCCEEDED, undone.result.excerpt
     assert _dep(rig).spec.replicas == 2
     assert undone.operation.undoes == done.operation.id
@@ -45,11 +45,11 @@ def test_undo_a_rollback_puts_the_newer_template_back(rig):
     done = registry.submit(case.request)
     assert _dep(rig).spec.template.spec.containers[0].image == "shop/api:1.0"
 
-    undone = registry.undo(done.operation.id)
+    undone = registry.undo(done.operation.id, requested_by="kube:alice")
     assert undone.phase is Phase.SUCCEEDED, undone.result.excerpt
     assert _dep(rig).spec.template.spec.containers[0].image == "shop/api:2.0"
     # and undoing again is the same undo, not a flip back
-    again = registry.undo(done.operation.id)
+    again = registry.undo(done.operation.id, requested_by="kube:alice")
     assert again.operation.id == undone.operation.id
     assert _dep(rig).spec.template.spec.containers[0].image == "shop/api:2.0"
 
@@ -62,7 +62,7 @@ def test_undo_a_silence_expires_it(rig):
     alertname = done.operation.target.name
     assert [s["status"]["state"] for s in silences_for(rig.am_url, alertname)] == ["active"]
 
-    undone = registry.undo(done.operation.id)
+    undone = registry.undo(done.operation.id, requested_by="kube:alice")
     assert undone.phase is Phase.SUCCEEDED, undone.result.excerpt
     assert [s["status"]["state"] for s in silences_for(rig.am_url, alertname)] == ["expired"]
 
@@ -71,7 +71,7 @@ def test_a_restart_cannot_be_undone_and_says_so(rig):
     case = rig.case("rollout_restart")
     registry = rig.registry()
     done = registry.submit(case.request)
-    refused = registry.undo(done.operation.id)
+    refused = registry.undo(done.operation.id, requested_by="kube:alice")
     assert refused.result.status is ToolStatus.DENIED
     assert "cannot be taken back" in refused.result.excerpt
 
@@ -84,7 +84,7 @@ def test_undo_refuses_to_overwrite_a_later_change(rig):
         "web", rig.ns, {"spec": {"replicas": 8}}
     )
 
-    refused = registry.undo(done.operation.id)
+    refused = registry.undo(done.operation.id, requested_by="kube:alice")
     assert refused.result.status is ToolStatus.DENIED
     assert "undoing it now would overwrite that change" in refused.result.excerpt
     assert _dep(rig).spec.replicas == 8

@@ -15,7 +15,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from judge.input import JudgeInput
@@ -49,6 +51,22 @@ def _oom(pods: list[Json]) -> bool:
         _reason(c.get("last_terminated")) == "OOMKilled" or _reason(c.get("state")) == "OOMKilled"
         for c in _containers(pods)
     )
+
+
+RECOVERED_AFTER_S = 3600.0
+
+
+def _recovered(c: Json, now: float | None = None) -> bool:
+    """Restarted long ago and running and ready for over an hour since: history, not a
+    failure now."""
+    finished = (c.get("last_terminated") or {}).get("finished_at")
+    if not (c.get("ready") and (c.get("state") or {}).get("kind") == "running" and finished):
+        return False
+    try:
+        at = datetime.fromisoformat(str(finished).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return False
+    return (time.time() if now is None else now) - at > RECOVERED_AFTER_S
 
 
 def _crashing(pods: list[Json]) -> bool:
@@ -342,7 +360,16 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
     if any(o.truncated for o in inp.outcomes if o.name in ("k8s.pods", "k8s.events")):
         out.missing.append("the investigation's own pod or event list was capped: incomplete")
     pods = reads.items("k8s.pods", namespace=ns) or []
-    failing = [p for p in _asked_pods(inp, pods) if _unhealthy([p])]
+    def history(p: Json) -> bool:
+        """Its only trouble is a restart long ago, and the answer says so."""
+        containers = [c for c in p.get("containers") or [] if isinstance(c, dict)]
+        return (
+            f"Pod/{ns}/{p.get('name')}" in explained
+            and bool(p.get("ready"))
+            and all(_recovered(c, inp.now) or not c.get("restarts") for c in containers)
+        )
+
+    failing = [p for p in _asked_pods(inp, pods) if _unhealthy([p]) and not history(p)]
     if failing:
         out.missing.append(
             f"the RCA says no fault, but {failing[0]['name']} is failing (crash, OOM, image, "

@@ -87,6 +87,9 @@ class JudgeInput(BaseModel):
     mutations: tuple[PerformedMutation, ...] = ()
     checks: tuple[str, ...] = Field(default=(), description="What the user asked to check.")
     alert: str | None = Field(default=None, description="The name of the alert they pasted.")
+    now: float | None = Field(
+        default=None, description="The investigation's time (unix s): what 'long ago' is from."
+    )
 
     @classmethod
     def build(
@@ -115,6 +118,7 @@ class JudgeInput(BaseModel):
             mutations=tuple(mutations)[:MAX_LIST_ITEMS],
             checks=goal.checks,
             alert=goal.alert.name[:200] if goal.alert else None,
+            now=goal.scope.until,
         )
 
     def status_of(self, evidence_id: str) -> ToolOutcome | None:

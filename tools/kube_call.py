@@ -26,7 +26,12 @@ def call_raw(fn: Callable[..., Any], *args: Any, timeout_s: float, **kwargs: Any
         resp = fn(*args, _preload_content=False, _request_timeout=timeout_s, **kwargs)
         body: bytes = resp.data
     except ApiException as e:
-        raise error_for_status(e.status or 0, e.body, what=what) from e
+        if not e.status:  # the client's own wrapping of a transport failure (an SSLError)
+            reason = str(e.reason or e)
+            if "SSL" in reason or "certificate" in reason.lower():
+                raise Unreachable(f"{what}: {TLS_FAILED} ({reason})") from e
+            raise Unreachable(f"{what}: apiserver unreachable ({reason})") from e
+        raise error_for_status(e.status, e.body, what=what) from e
     except (urllib3.exceptions.TimeoutError, TimeoutError) as e:
         raise TimedOut(f"{what}: no answer within {timeout_s:g}s") from e
     except urllib3.exceptions.MaxRetryError as e:
@@ -37,6 +42,8 @@ def call_raw(fn: Callable[..., Any], *args: Any, timeout_s: float, **kwargs: Any
             # the server's, or a server that does not speak TLS there at all
             raise Unreachable(f"{what}: {TLS_FAILED} ({e.reason})") from e
         raise Unreachable(f"{what}: apiserver unreachable ({e.reason})") from e
+    except (urllib3.exceptions.SSLError, ssl.SSLError) as e:  # retries off: not wrapped
+        raise Unreachable(f"{what}: {TLS_FAILED} ({e})") from e
     except (urllib3.exceptions.HTTPError, OSError) as e:
         raise Unreachable(f"{what}: apiserver unreachable ({e})") from e
     return body

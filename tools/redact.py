@@ -154,7 +154,13 @@ class Redactor:
             elif head_from in starts:
                 if _random_piece(tail):
                     yield pieces[0]
-            elif len(piece) >= SPLIT_PIECE and len(tail) + len(piece) >= secrets.MIN_TOKEN:
+            elif (
+                len(piece) >= SPLIT_PIECE
+                and len(tail) + len(piece) >= secrets.MIN_TOKEN
+                # a wrapped key's pieces are random material themselves; a word on the next
+                # line ("Traceback") after a host:port is not the rest of a key
+                and (_random_piece(tail) or _random_piece(piece))
+            ):
                 joined = tail + piece
                 if secrets.is_known(joined) or (
                     _PLAIN_TOKEN.fullmatch(joined) and secrets.random_looking(joined)

@@ -24,8 +24,10 @@ from triage.core.settings import Settings, StateSettings
 EXPECTED = {s.name: s.expect for s in load_scenarios(split="dev")}
 
 
-def test_every_scenario_has_a_demo_bundle() -> None:
-    assert set(demo_names()) == set(EXPECTED)
+def test_every_demo_bundle_is_a_dev_scenario() -> None:
+    """`triage demo` replays real runs of development scenarios (never held-out ones)."""
+    assert len(demo_names()) >= 10
+    assert set(demo_names()) <= set(EXPECTED)
 
 
 @pytest.mark.parametrize("name", demo_names())
@@ -39,7 +41,7 @@ def test_bundle_replays_to_its_root_cause(name: str, tmp_path: Path) -> None:
     assert len(keys) == len(set(keys)), "the same call was made twice"
     assert result.draft is not None
     expect = EXPECTED[name]
-    assert result.draft.root_cause_class == expect.root_cause_class
+    assert result.draft.root_cause_class in {expect.root_cause_class, *expect.also_accept}
     text = " ".join([result.draft.summary, *(c.text for c in result.draft.root_cause)]).lower()
     assert all(k.lower() in text for k in expect.keywords), text
     ok = {e.id for e in result.evidence if e.ok}

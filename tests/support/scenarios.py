@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -744,8 +745,22 @@ def _cluster_objects(scenario: Scenario) -> list[tuple[str, str]]:
     ]
 
 
+# The apiserver keeps events for --event-ttl (1h); the simulated kubelet emits a state's events
+# once, where a real one repeats them while the state lasts. A scenario older than this has
+# lost the events it claims, so it is applied again rather than reused.
+REUSE_FOR_S = 40 * 60
+
+
 def _reusable(api: ApiClient, scenario: Scenario, digest: str) -> bool:
     if _namespace_digest(api, scenario.namespace) != digest:
+        return False
+    ns = _namespace_state(api, scenario.namespace) or {}
+    created = str((ns.get("metadata") or {}).get("creationTimestamp") or "")
+    try:
+        age = time.time() - datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return False
+    if age > REUSE_FOR_S:
         return False
     if any(_namespace_state(api, ns) is None for ns in scenario.all_namespaces[1:]):
         return False

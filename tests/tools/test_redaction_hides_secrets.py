@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tools.redact import MASK, TIMED_OUT, Redactor
+from tools.redact import DEFAULT, MASK, TIMED_OUT, Redactor
 
 SECRETS = [
     ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "abcdefghijklmnopqrstuvwxyz012345"),
@@ -89,3 +89,13 @@ def test_secrets_wrapped_over_two_lines_and_pem_bodies_are_masked() -> None:
 def test_an_operator_pattern_that_backtracks_fails_closed() -> None:
     out = Redactor([r"(a|aa)+c"]).text("secret-free text " + "a" * 40)
     assert out == TIMED_OUT
+
+
+def test_a_line_ending_in_a_host_and_a_traceback_after_it_stay_readable() -> None:
+    """Two ordinary pieces either side of a line break are not the halves of a wrapped key
+    (found on a Python job's log: the host:port it dials, then its traceback)."""
+    lines = [
+        "INFO billing.reconcile: reconciling window=24h db=billing-db:5433/billing",
+        "Traceback (most recent call last):",
+    ]
+    assert DEFAULT.lines(lines) == lines

@@ -21,8 +21,10 @@ from triage.agent.planners.rules.text import (
     family,
     forbidden,
     growing,
+    heaviest_request,
     memory_settings,
     quantity_bytes,
+    repeated,
     service_of,
     telling,
 )
@@ -257,3 +259,17 @@ def test_what_a_leak_holds_on_to_is_read_from_repeated_lines() -> None:
     assert found[("connections", "listeners")].last == 97310
     assert ("connections", "open") not in found, "a field that moves both ways is not a leak"
     assert growing(["a=10", "a=11"]) == [], "too small a change to be a leak"
+
+
+def test_one_query_per_item_and_the_slowest_request_are_read() -> None:
+    log = [
+        "INFO started",
+        "DEBUG org.hibernate.SQL : select p.amount from price p where p.sku_id=?",
+        "DEBUG org.hibernate.SQL : select p.amount from price p where p.sku_id=?",
+        "DEBUG org.hibernate.SQL : select p.amount from price p where p.sku_id=?",
+        "INFO GET /a status=200 duration=120ms",
+        "INFO GET /b status=200 duration=1792ms sql_statements=241",
+    ]
+    assert repeated(log) == ("select p.amount from price p where p.sku_id=?", 3)
+    assert heaviest_request(log) == "INFO GET /b status=200 duration=1792ms sql_statements=241"
+    assert repeated(["a", "b", "a", "b"]) is None

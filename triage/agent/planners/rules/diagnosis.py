@@ -13,6 +13,7 @@ fault" with its reasons, or an honest "inconclusive" with what is still unknown.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -20,6 +21,7 @@ from tools.read import payloads as p
 from tools.results import ErrorKind
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers import analyze
+from triage.agent.planners.rules.analyzers.common import _ts, recovered
 from triage.agent.planners.rules.analyzers.metrics import symptoms
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
 from triage.agent.planners.rules.chain import Finding, compose, link, rank, short, unique
@@ -155,7 +157,15 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
         return _inconclusive(
             "the pods could not be listed", facts, CauseClass.INCONCLUSIVE, **common
         )
-    troubled = [x for x in ctx.focus_pods if _troubled(x) and x["phase"] != "Succeeded"]
+    troubled = [
+        x
+        for x in ctx.focus_pods
+        if _troubled(x)
+        and x["phase"] != "Succeeded"
+        and not (
+            x["ready"] and all(recovered(c, ctx.now) or not c["restarts"] for c in x["containers"])
+        )
+    ]
     rising = symptoms(ctx)
     failing = _unhandled_failures(ctx)
     if troubled or ranked or rising or failing:
@@ -215,6 +225,8 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
             about=ctx.ref("Namespace", ns, ns),
         )
     ]
+    claims += _restarts_explained(ctx)
+    claims += _memory_explained(ctx)
     claims += _events_explained(ctx)
     claims += _logs_explained(ctx)
     claims += _alert_explained(ctx)
@@ -257,6 +269,79 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
         follow_ups=("If users still see a problem, name the service and the symptom.",),
         **common,
     )
+
+
+def _memory_explained(ctx: Ctx) -> list[Claim | None]:
+    """The working set of what was asked about against its limit, and its shape: a sawtooth
+    that falls back after each peak is garbage collection, not a leak."""
+    out: list[Claim | None] = []
+    for ev in ctx.facts.purpose("memory"):
+        for pod in ctx.focus_pods[:4]:
+            workload = ctx.workload_ref(pod).name
+            for c in pod["containers"]:
+                limit = text.quantity_bytes(c["limits"].get("memory"))
+                series = next(
+                    (
+                        x
+                        for x in ev.data or []
+                        if str((x.get("labels") or {}).get("pod", "")).startswith(f"{workload}-")
+                        and (x.get("labels") or {}).get("container") in (c["name"], None)
+                    ),
+                    None,
+                )
+                values = series_values(series) if series else []
+                if not values or not limit:
+                    continue
+                peak = max(values)
+                falls = sum(1 for a, b in itertools.pairwise(values) if b < a * 0.8)
+                shape = (
+                    "and falls back after each peak (garbage collection, not a leak)"
+                    if falls
+                    else "and stays flat"
+                    if max(values) < min(values) * 1.3
+                    else "and has not fallen back in the window"
+                )
+                out.append(
+                    link(
+                        None,
+                        f"The working set of {workload}/{c['name']} peaks at {text.human(peak)} of "
+                        f"its {c['limits'].get('memory')} limit ({peak / limit:.0%}) {shape}.",
+                        ev.id,
+                        ctx.facts.pods(ctx.ns)[1],
+                        about=ctx.workload_ref(pod),
+                    )
+                )
+                return out
+    return out
+
+
+def _restarts_explained(ctx: Ctx) -> list[Claim | None]:
+    """A restart long ago, running and Ready since: when, why (its exit and the last words of
+    the instance before), and that it has not recurred."""
+    out: list[Claim | None] = []
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    for pod in ctx.focus_pods:
+        for c in pod["containers"]:
+            if not c["restarts"] or not recovered(c, ctx.now):
+                continue
+            last = c["last_terminated"] or {}
+            ago = (ctx.now - (_ts(str(last.get("finished_at"))) or ctx.now)) / 86400
+            when = f"{ago:.0f} days ago" if ago >= 2 else f"{ago * 24:.0f} h ago"
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+            line = text.telling(log) if lid else None
+            why = f'; the instance before said "{short(line.text, 140)}"' if line else ""
+            out.append(
+                link(
+                    None,
+                    f"Container {c['name']} of {pod['name']} restarted {c['restarts']} time(s), "
+                    f"last {when} ({last.get('reason')}, exit {last.get('exit_code')}){why}; it "
+                    "has run and been Ready since, so it is not recurring.",
+                    pods_id,
+                    lid,
+                    about=ctx.pod_ref(pod),
+                )
+            )
+    return out
 
 
 def _events_explained(ctx: Ctx) -> list[Claim | None]:

@@ -172,6 +172,10 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
             out.append(call("k8s.endpoints", namespace=ns, service=svc["name"]))
     pvcs, _ = facts.pvcs(ns)
     statefulsets, _ = facts.statefulsets(ns)
+    for claim in [c for c in pvcs if c["phase"] == "Pending"][:2]:
+        # the provisioner's own events are Normal ones ("Waiting for a volume to be created
+        # by the external provisioner …"): read every event about the claim
+        out.append(call("k8s.events", namespace=ns, object_name=claim["name"]))
     if any(c["phase"] == "Pending" for c in pvcs) or any(
         s["claim_templates"] for s in statefulsets
     ):
@@ -181,6 +185,12 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.ingress_classes"))
         out += ingress_controllers(ctx)
     events, _ = facts.warnings(ns)
+    pods, _ = facts.pods(ns)
+    stuck = ("CreateContainerConfigError", "CreateContainerError", "ContainerCreating")
+    if any((c["state"] or {}).get("reason") in stuck for x in pods for c in x["containers"]) or any(
+        e["reason"] == "FailedMount" for e in events
+    ):
+        out.append(call("k8s.configmap_names", namespace=ns))  # names only, never the data
     if any("webhook" in str(e["message"]).lower() for e in events):
         out.append(call("k8s.webhooks"))
     if _forbidden_namespaces(ctx):
@@ -522,6 +532,14 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         rng("db_connections", f"sum({SIGNALS['db_connections']}{{{sel}}})")
     if SIGNALS["db_max_connections"] in names:
         rng("db_max_connections", f"max({SIGNALS['db_max_connections']}{{{sel}}})")
+    rising = any(
+        e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:"))
+        for e in facts.evidence
+    )
+    own_names = sorted(n for n in names if not n.startswith(_STANDARD_PREFIXES))[:12]
+    if rising and own_names:
+        # the application's own series: one that steps at a deploy says what the release does
+        rng("stepped", f'{{__name__=~"{"|".join(own_names)}",{sel}}}')
     full = [
         v
         for ev in facts.purpose("volume_usage")

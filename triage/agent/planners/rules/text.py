@@ -305,6 +305,34 @@ def growing(log: list[str]) -> list[Growth]:
     return out
 
 
+def repeated(log: list[str], window: int = 60) -> tuple[str, int] | None:
+    """The line said most often in a row of the last `window` lines, when it is said at least
+    three times running (one query per item — the N+1 pattern — or one retry loop)."""
+    best: tuple[str, int] | None = None
+    run_of, run, first = "", 0, ""
+    for raw in log[-window:]:
+        line = _TIMESTAMP.sub("", raw.strip())
+        said = template(line)
+        if said != run_of:
+            run_of, run, first = said, 0, line.partition(" : ")[2] or line
+        run += 1
+        if run >= 3 and (best is None or run > best[1]):
+            best = (first, run)
+    return best
+
+
+def heaviest_request(log: list[str]) -> str | None:
+    """The request line with the largest duration field (duration=1792ms, took 2.1s)."""
+    best: tuple[float, str] | None = None
+    for raw in log[-200:]:
+        m = re.search(r"\b(duration|took|elapsed|latency)[=: ]+(\d+(?:\.\d+)?)(ms|s)\b", raw)
+        if m:
+            seconds = float(m.group(2)) / (1000 if m.group(3) == "ms" else 1)
+            if best is None or seconds > best[0]:
+                best = (seconds, _TIMESTAMP.sub("", raw.strip()))
+    return best[1] if best else None
+
+
 # -- what a line names ----------
 
 _URL = re.compile(
@@ -450,7 +478,7 @@ def jvm_bytes(text: str) -> float | None:
 
 EXIT_MEANING = {
     1: "a general error (the program exited on its own)",
-    2: "a usage error (bad flags or arguments)",
+    2: "a usage error (bad flags or arguments), or a Go panic",
     126: "a command that cannot be executed",
     127: "a command that was not found",
     137: "SIGKILL (killed: out of memory, or by the kubelet)",

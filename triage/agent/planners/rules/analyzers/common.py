@@ -41,6 +41,29 @@ def fatal(ctx: Ctx, pod: p.Pod, container: str) -> tuple[text.Line | None, str |
     return None, None, False
 
 
+RECOVERED_AFTER_S = 3600.0
+
+
+def recovered(c: p.Container, now: float) -> bool:
+    """Restarted, but long ago: running and ready for over an hour since its last exit — a
+    past event to explain, not a failure to diagnose."""
+    last = c["last_terminated"] or {}
+    state = c["state"] or {}
+    if not (c["ready"] and state.get("kind") == "running" and last.get("finished_at")):
+        return False
+    finished = _ts(str(last.get("finished_at")))
+    return finished is not None and now - finished > RECOVERED_AFTER_S
+
+
+def _ts(value: str) -> float | None:
+    from datetime import datetime  # noqa: PLC0415
+
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 def probe_of(c: p.Container, kind: str) -> p.Probe:
     """The container's liveness, readiness or startup probe ({} when it has none)."""
     spec = c["spec"]
@@ -128,8 +151,9 @@ def changed_since_healthy(ctx: Ctx, ref: Ref, finding: Finding, field: str | Non
         finding.what_changed.append(claim)
 
 
-def healthy_revision_note(ctx: Ctx, ref: Ref, finding: Finding) -> None:
-    """When an older revision still serves: say so, and propose rolling back to it."""
+def healthy_revision_note(ctx: Ctx, ref: Ref, finding: Finding, *, note: bool = True) -> None:
+    """When an older revision still serves: say so (unless the chain already does), and
+    propose rolling back to it."""
     newest, good, hid = last_healthy(ctx, ref)
     if newest is None or good is None or hid is None or not good["ready"]:
         return
@@ -140,7 +164,7 @@ def healthy_revision_note(ctx: Ctx, ref: Ref, finding: Finding) -> None:
         hid,
         about=ref,
     )
-    if claim is not None:
+    if claim is not None and note:
         finding.contributing.append(claim)
     finding.remediation.append(
         MutationProposal(

@@ -20,9 +20,11 @@ from triage.agent.planners.rules.analyzers.common import (
     env_of,
     fatal,
     healthy_revision_note,
+    last_healthy,
     pod_problem_pods,
     ports_of,
     probe_of,
+    recovered,
 )
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -106,22 +108,53 @@ def image_pull(ctx: Ctx) -> list[Finding]:
     return out
 
 
+def _mount_failed(ctx: Ctx, pod: p.Pod) -> str | None:
+    """The kubelet's FailedMount message for a pod stuck creating its containers."""
+    events, _ = ctx.facts.events_about(ctx.ns, pod["name"])
+    return next(
+        (str(e["message"]) for e in events if e["reason"] in ("FailedMount", "FailedAttachVolume")),
+        None,
+    )
+
+
 def config_reference(ctx: Ctx) -> list[Finding]:
+    """A container that cannot be created or a volume that cannot be mounted because what it
+    references (a ConfigMap, a Secret, a key) does not exist: the kubelet names it; the
+    ConfigMaps that do exist are listed beside it (a rename shows)."""
     out = []
-    for pod, c in pod_problem_pods(ctx, lambda c: _state(c).get("reason") in _CONFIG):
-        message = str(_state(c).get("message") or "")
+    seen: set[str] = set()
+    stuck = [
+        (pod, c)
+        for pod, c in pod_problem_pods(
+            ctx, lambda c: _state(c).get("reason") in (*_CONFIG, "ContainerCreating")
+        )
+        if _state(c).get("reason") in _CONFIG or _mount_failed(ctx, pod)
+    ]
+    for pod, c in stuck:
+        ref = ctx.workload_ref(pod)
+        if str(ref) in seen:
+            continue
+        seen.add(str(ref))
         events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        message = str(_state(c).get("message") or "") or (_mount_failed(ctx, pod) or "")
         if not message:
             message = next(
                 (str(e["message"]) for e in events if "not found" in str(e["message"])), ""
             )
         pods_id = ctx.facts.pods(ctx.ns)[1]
-        ref = ctx.workload_ref(pod)
         names, cid = ctx.facts.configmap_names(ctx.ns)
+        missing = [n for n in pod["configmaps"] if cid and n not in names]
+        present = [n for n in names if n != "kube-root-ca.crt"]
+        kind = "mounted" if _state(c).get("reason") == "ContainerCreating" else "referenced"
+        cause = f"pod {pod['name']} {kind} configuration that does not exist: {short(message, 200)}"
+        if missing and cid:
+            cause += (
+                f" — ConfigMap {', '.join(missing)} is not in {ctx.ns} (ConfigMaps there: "
+                f"{', '.join(present) or 'none'})"
+            )
         f = Finding(
             cls=CauseClass.MISSING_CONFIG_REFERENCE,
-            cause=f"pod {pod['name']} references configuration that does not exist: "
-            f"{short(message, 200)}",
+            cause=cause,
             summary=f"{ref.name}'s containers cannot be created ({_state(c).get('reason')})",
             impact=f"Pods of {ref.name} never start.",
             chain=chain(
@@ -132,23 +165,27 @@ def config_reference(ctx: Ctx) -> list[Finding]:
                     pods_id,
                     about=ctx.pod_ref(pod),
                 ),
-                link(C, f"The kubelet reports: {short(message)}", pods_id, eid, about=ref),
+                link(M, f"The kubelet reports: {short(message)}", pods_id, eid, about=ref),
+                link(
+                    C,
+                    f"ConfigMap {', '.join(missing)} does not exist in {ctx.ns}; the ConfigMaps "
+                    f"there are {', '.join(present) or 'none'}.",
+                    cid,
+                    about=ref,
+                    facts=tuple(
+                        fact("k8s.configmap_names", "", "contains", n, namespace=ctx.ns)
+                        for n in present[:1]
+                    ),
+                )
+                if missing and cid
+                else None,
             ),
             explains={str(ref)},
             follow_ups=["Create the missing ConfigMap/Secret (or key), or fix the reference."],
         )
-        missing = [n for n in pod["configmaps"] if cid and n not in names]
-        if missing:
-            f.contributing.append(
-                link(
-                    M,
-                    f"ConfigMap {', '.join(missing)} does not exist in {ctx.ns} "
-                    f"(present: {', '.join(names) or 'none'}).",
-                    cid,
-                    about=ref,
-                )
-                or f.chain[-1]
-            )
+        if f.chain and f.chain[-1].role is not C:
+            f.chain[-1] = f.chain[-1].model_copy(update={"role": C})
+        changed_since_healthy(ctx, ref, f, field="volume")
         out.append(f)
     return out
 
@@ -174,7 +211,7 @@ def crashes(ctx: Ctx) -> list[Finding]:
     """A container that exits: what its last words are, and what they point at."""
     out: list[Finding] = []
     seen: set[str] = set()
-    for pod, c in pod_problem_pods(ctx, _crashing):
+    for pod, c in pod_problem_pods(ctx, lambda c: _crashing(c) and not recovered(c, ctx.now)):
         ref = ctx.workload_ref(pod)
         if str(ref) in seen:
             continue
@@ -298,19 +335,37 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
     if fam is text.Family.RUNTIME_OOM:
         return None  # the memory analyzer weighs heap flags against the limit
     cause_text = f"the program itself fails: {short(line.text, 180)}"
+    final = link(C, f"The program fails: {short(line.text)}", lid, about=ref)
+    newest, good, hid = last_healthy(ctx, ref)
+    if newest is not None and good is not None and good["ready"] and hid:
+        # a release that crashes where the one before it still serves: the release is the
+        # cause a human acts on (roll back, then fix the code path the log names)
+        new_images = ", ".join(newest["images"])
+        old_images = ", ".join(good["images"])
+        cause_text = (
+            f"revision {newest['revision']} ({new_images}) crashes — {short(line.text, 140)} — "
+            f"while revision {good['revision']} ({old_images}) still serves {good['ready']} "
+            "pod(s): the new release brought the bug"
+        )
+        final = link(
+            C,
+            f"Revision {newest['revision']} ({new_images}) is the one that crashes; revision "
+            f"{good['revision']} ({old_images}) still serves {good['ready']} pod(s).",
+            hid,
+            lid,
+            about=ref,
+        )
     f = Finding(
         cls=CauseClass.APPLICATION_ERROR,
         cause=cause_text,
         summary=f"{ref.name} is crash-looping: {short(line.text, 140)}",
         impact=f"{ref.name} serves nothing while it restarts.",
-        chain=chain(
-            symptom, said, link(C, f"The program fails: {short(line.text)}", lid, about=ref)
-        ),
+        chain=chain(symptom, said, final),
         explains={str(ref)},
         follow_ups=["Fix the code path the log names, or roll back to the last good revision."],
     )
     changed_since_healthy(ctx, ref, f, field="image")
-    healthy_revision_note(ctx, ref, f)
+    healthy_revision_note(ctx, ref, f, note=final is None or "Revision" not in final.text)
     return f
 
 

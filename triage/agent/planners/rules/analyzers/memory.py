@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
@@ -60,6 +61,33 @@ def _trend(ctx: Ctx, pod: p.Pod, container: str) -> tuple[str | None, str | None
                 return "leak", ev.id, peak
             return ("sawtooth" if drops else None), ev.id, peak
     return None, None, None
+
+
+_SIZED = re.compile(r"(bytes|_mb|_gb|size|items|entries|rows|objects)\b", re.I)
+_SIZING = re.compile(r"(CACHE|MAX|POOL|BUFFER|QUEUE|BATCH|WORKERS|THREADS|CONCURRENCY)", re.I)
+
+
+def _held_before_the_kill(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None] | None:
+    """What the killed instance said it held just before the kill (its last lines that give a
+    size: a cache, an image, a batch) and the settings that size it (CACHE_MAX_ITEMS=50000)."""
+    log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+    sized = [ln.strip() for ln in log[-20:] if _SIZED.search(ln) and re.search(r"\d", ln)][-2:]
+    env = c["spec"]["env"] if c["spec"] else []
+    sizing = [
+        f"{e['name']}={e.get('value')}"
+        for e in env
+        if _SIZING.search(e["name"]) and str(e.get("value") or "").isdigit()
+    ][:2]
+    if not sized and not sizing:
+        return None
+    parts = []
+    if sized:
+        parts.append(
+            "just before the kill it logged " + "; ".join(f'"{short(x, 110)}"' for x in sized)
+        )
+    if sizing:
+        parts.append(f"what it holds is sized by {', '.join(sizing)}")
+    return ", and ".join(parts), lid or ctx.facts.pods(ctx.ns)[1]
 
 
 def _what_grows(ctx: Ctx, pod: p.Pod, container: str) -> tuple[list[str], str] | None:
@@ -173,10 +201,25 @@ def oom(ctx: Ctx) -> list[Finding]:
             )
         else:
             at = f" (working set up to {text.human(peak)})" if peak else ""
+            holds = _held_before_the_kill(ctx, pod, c)
+            unread = [
+                ref_.split(":", 1)[1]
+                for ref_ in (c["spec"]["env_from"] if c["spec"] else [])
+                if ref_.startswith("configmap:")
+            ]
             finding = Finding(
                 cls=CauseClass.OOM_KILLED,
                 cause=f"container {c['name']} needs more memory than its {limit_text} limit"
-                f"{at}: the kernel kills it at the limit",
+                f"{at}: the kernel kills it at the limit"
+                + (f"; {holds[0]}" if holds else "")
+                + (
+                    f"; its env also comes from ConfigMap {', '.join(unread)}, whose values "
+                    "Triage does not read — a runtime heap setting there (NODE_OPTIONS "
+                    "--max-old-space-size, JAVA_TOOL_OPTIONS -Xmx) larger than the limit would "
+                    "explain it: check it"
+                    if unread
+                    else ""
+                ),
                 summary=f"{ref.name} is OOM-killed at its {limit_text} memory limit",
                 impact=f"{ref.name} restarts repeatedly.",
                 chain=chain(
@@ -200,6 +243,10 @@ def oom(ctx: Ctx) -> list[Finding]:
                     "Raise the memory limit to what the working set needs, or reduce what it holds."
                 ],
             )
+            if holds:
+                said = link(M, holds[0][0].upper() + holds[0][1:] + ".", holds[1], about=ref)
+                if said is not None:
+                    finding.chain.insert(len(finding.chain) - 1, said)
         for line_pod in (pod,):
             log, lid = ctx.facts.logs(ctx.ns, line_pod["name"], c["name"], True)
             runtime = [ln for ln in text.failures(log) if ln.family is text.Family.RUNTIME_OOM]

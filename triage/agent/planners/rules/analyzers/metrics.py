@@ -13,13 +13,15 @@ from __future__ import annotations
 import itertools
 import re
 
+from tools.read.payloads import ReplicaSet
+from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import changed_since_healthy, last_healthy
 from triage.agent.planners.rules.chain import Finding, Strength, chain, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, series_points, series_values
 from triage.agent.planners.rules.reads import hosts_failing
 from triage.core.causes import CauseClass
-from triage.core.models import Evidence, LinkRole, MutationProposal, TimelineEntry
+from triage.core.models import Claim, Evidence, LinkRole, MutationProposal, TimelineEntry
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 DEPLOY_WINDOW_S = (-300.0, 1200.0)  # a rise 5 min before to 20 min after a rollout
@@ -85,6 +87,69 @@ def _deploys(ctx: Ctx) -> list[tuple[Ref, float, str | None]]:
     return out
 
 
+def _what_the_release_does(
+    ctx: Ctx, ref: Ref, newest: ReplicaSet | None, deployed: float
+) -> list[Claim]:
+    """The cause in the release's own words: the error its pods log, and the application's
+    series that stepped at the deploy (queries per request, a pool's wait) — or, failing both,
+    the rollout itself is the cause (the link before is promoted)."""
+    out: list[Claim] = []
+    pods = [
+        x
+        for x in ctx.facts.pods(ctx.ns)[0]
+        if newest is not None and x["owner"] is not None and x["owner"]["name"] == newest["name"]
+    ]
+    for pod in pods[:2]:
+        for c in pod["containers"]:
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            line = text.telling(log) if lid else None
+            if line is not None and line.severity >= 2:
+                said = link(
+                    C,
+                    f"The new revision's pods log the failure: {short(line.text, 240)}",
+                    lid,
+                    about=ref,
+                )
+                return [said] if said else []
+            loop = text.repeated(log) if lid else None
+            slow = text.heaviest_request(log) if lid else None
+            if loop or slow:
+                parts = []
+                if loop:
+                    parts.append(f'it says "{short(loop[0], 140)}" {loop[1]} times in a row')
+                if slow:
+                    parts.append(f'its slowest request: "{short(slow, 160)}"')
+                said = link(
+                    C,
+                    "The new revision's pods do more work per request: " + "; ".join(parts) + ".",
+                    lid,
+                    about=ref,
+                )
+                return [said] if said else []
+    for ev in ctx.facts.purpose("stepped"):
+        for series in ev.data or []:
+            points = series_points(series)
+            before = [v for t, v in points if t < deployed]
+            after = [v for t, v in points if t > deployed + 120]
+            if len(before) < 3 or len(after) < 3:
+                continue
+            was, now = sorted(before)[len(before) // 2], sorted(after)[len(after) // 2]
+            if was > 0 and now > was * 3:
+                labels = dict(series.get("labels") or {})
+                name = str(labels.pop("__name__", "?"))
+                stepped = link(
+                    C,
+                    f"At the deploy {name} stepped from {was:g} to {now:g}: the new revision "
+                    "does more of it per request.",
+                    ev.id,
+                    about=ref,
+                )
+                if stepped:
+                    out.append(stepped)
+                    return out
+    return out
+
+
 def regression(ctx: Ctx) -> list[Finding]:
     out = []
     for what, ev, (when, baseline, value, peak) in symptoms(ctx):
@@ -111,7 +176,11 @@ def regression(ctx: Ctx) -> list[Finding]:
                     if newest
                     else ""
                 )
-                + f" {(when - deployed) / 60:.0f} min before the {what} rose"
+                + (
+                    f" {(when - deployed) / 60:.0f} min before the {what} rose"
+                    if when - deployed >= 60
+                    else f" as the {what} began to rise"
+                )
                 + (
                     f"; revision {good['revision']} ({', '.join(good['images'])}) did not have it"
                     if good
@@ -122,12 +191,29 @@ def regression(ctx: Ctx) -> list[Finding]:
                 chain=chain(
                     rose,
                     link(
-                        C,
-                        f"{ref.name} rolled out a new revision {(when - deployed) / 60:.0f} min "
-                        f"before the rise.",
+                        M,
+                        f"{ref.name} rolled out "
+                        + (
+                            f"revision {newest['revision']} ({', '.join(newest['images'])})"
+                            if newest
+                            else "a new revision"
+                        )
+                        + (
+                            f" {(when - deployed) / 60:.0f} min before the rise"
+                            if when - deployed >= 60
+                            else " as the rise began"
+                        )
+                        + (
+                            f"; revision {good['revision']} ({', '.join(good['images'])}) ran "
+                            "before it without errors"
+                            if good
+                            else ""
+                        )
+                        + ".",
                         hid,
                         about=ref,
                     ),
+                    *_what_the_release_does(ctx, ref, newest, deployed),
                 ),
                 strength=Strength.CORRELATED,
                 explains={str(ref)},
@@ -151,6 +237,8 @@ def regression(ctx: Ctx) -> list[Finding]:
                     ),
                 ],
             )
+            if finding.chain[-1].role is not C:
+                finding.chain[-1] = finding.chain[-1].model_copy(update={"role": C})
             changed_since_healthy(ctx, ref, finding)
             out.append(finding)
             break
@@ -167,7 +255,12 @@ def throttling(ctx: Ctx) -> list[Finding]:
             if not values or max(values) < 0.25:
                 continue
             labels = series.get("labels") or {}
-            pod = next((x for x in ctx.focus_pods if x["name"] == labels.get("pod")), None)
+            named = str(labels.get("pod", ""))
+            # the series' pod, or another pod of the same workload (series outlive pods)
+            pod = next((x for x in ctx.focus_pods if x["name"] == named), None) or next(
+                (x for x in ctx.focus_pods if named.startswith(f"{ctx.workload_ref(x).name}-")),
+                None,
+            )
             if pod is None:
                 continue
             ref = ctx.workload_ref(pod)

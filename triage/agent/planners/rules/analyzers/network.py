@@ -510,20 +510,30 @@ def dependencies(ctx: Ctx) -> list[Finding]:
                         blocker,
                         tid,
                         f"NetworkPolicy {blocker['name']} in {ns} admits ingress to {svc_name}'s "
-                        f"pods only from {_peers_text(blocker)}, which {caller.name} "
-                        f"({caller_pod['labels']}) is not",
+                        f"pods only from {_peers_text(blocker)}, which {caller.name}'s pods "
+                        f"(labels {_labels(caller_pod['labels'])}) are not",
                         dep_ref,
                     )
                 )
     return out
 
 
+def _labels(labels: object) -> str:
+    if isinstance(labels, dict):
+        return ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "any"
+    return str(labels)
+
+
 def _peers_text(pol: p.NetworkPolicy) -> str:
     peers = [peer for rule in pol["ingress"] for peer in rule]
     return (
         "; ".join(
-            f"pods {peer.get('pods')}"
-            + (f" in namespaces {peer.get('namespaces')}" if "namespaces" in peer else "")
+            f"pods with labels {_labels(peer.get('pods'))}"
+            + (
+                f" in namespaces with labels {_labels(peer.get('namespaces'))}"
+                if "namespaces" in peer
+                else ""
+            )
             for peer in peers
         )
         or "nowhere"

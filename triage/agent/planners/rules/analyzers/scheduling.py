@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from tools.read import payloads as p
 from triage.agent.planners.rules.analyzers.nodes import eligible, unhealthy
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -93,16 +94,11 @@ def pending(ctx: Ctx) -> list[Finding]:
             rules += pod["affinity"]
             if pod["tolerations"]:
                 rules.append(f"tolerations {pod['tolerations']}")
-            node_text = "; ".join(
-                f"{n['name']} labels {n['labels']} taints {n['taints']}" for n in nodes[:4]
-            )
             cause = (
                 f"pod {pod['name']}'s placement rules ({'; '.join(rules) or 'see the scheduler'}) "
                 f"exclude every node: {short(msg, 200)}"
-            )
+            ) + _why_not(pod, nodes)
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
-            if node_text:
-                cause += f" (nodes: {short(node_text, 200)})"
         fit = eligible(pod, nodes)
         sick = {str(Ref("Node", "", n["name"])) for n in fit if unhealthy(n) is not None}
         out.append(
@@ -126,6 +122,38 @@ def pending(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def _tolerates(pod: p.Pod, taint: p.Taint) -> bool:
+    for t in pod["tolerations"]:
+        if t.get("operator") == "Exists" and t.get("key") in (None, "", taint.get("key")):
+            return True
+        if t.get("key") == taint.get("key") and (t.get("value") or "") == (
+            taint.get("value") or ""
+        ):
+            return t.get("effect") in (None, "", taint.get("effect"))
+    return False
+
+
+def _why_not(pod: p.Pod, nodes: list[p.Node]) -> str:
+    """Node by node, what keeps the pod off: the nodes its nodeSelector matches and the taints
+    they carry that it does not tolerate, or that no node has those labels."""
+    if not nodes:
+        return ""
+    selector = pod["node_selector"]
+    matching = [n for n in nodes if all(n["labels"].get(k) == v for k, v in selector.items())]
+    if selector and not matching:
+        return f"; no node has the labels {', '.join(f'{k}={v}' for k, v in selector.items())}"
+    blocked = []
+    for n in matching[:3]:
+        taints = [
+            f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}"
+            for t in n["taints"]
+            if t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(pod, t)
+        ]
+        if taints:
+            blocked.append(f"{n['name']} has taint {', '.join(taints)}, which it does not tolerate")
+    return f"; {'; '.join(blocked)}" if blocked else ""
 
 
 def _qty(value: str) -> float:

@@ -22,9 +22,12 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
         return []
     classes, sid = ctx.facts.storage_classes()
     names = {c["name"]: c for c in classes}
-    events, eid = ctx.facts.warnings(ctx.ns)
+    warnings, eid = ctx.facts.warnings(ctx.ns)
     out: list[Finding] = []
     for claim in pending[:2]:
+        about, aid = ctx.facts.events_about(ctx.ns, claim["name"])
+        events = [*about, *warnings]
+        eid = aid or eid
         prov = next(
             (
                 e
@@ -57,6 +60,15 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
                 f"provisions one"
             )
             facts = ()
+        known = names.get(sc or "")
+        if known is not None and known.get("provisioner"):
+            cause += (
+                f"; StorageClass {sc}'s provisioner is {known['provisioner']}: no volume has "
+                "come from it, so its CSI driver (external provisioner) is not running or "
+                "not installed"
+                if prov is None or prov["reason"] == "ExternalProvisioning"
+                else f" (provisioner {known['provisioner']})"
+            )
         out.append(
             Finding(
                 cls=CauseClass.PVC_PENDING,

@@ -341,6 +341,45 @@ def _pod_names(pod: Json) -> set[str]:
     return names - {"", "None"}
 
 
+# The judge's own look at the symptom a 'no fault' must not hide: the share of server errors
+# among the namespace's requests, from whatever request counters exist, over three hours.
+_STATUS = (
+    'code=~"5.."',
+    'status=~"5.."',
+    'status_code=~"5.."',
+    'http_status=~"5.."',
+    'http_response_status_code=~"5.."',
+    'status_class="5xx"',
+    'outcome="SERVER_ERROR"',
+)
+_COUNTERS = '__name__=~".*(request|response).*_(total|count)"'
+WINDOW_S = 3 * 3600.0
+ERROR_RATIO_FLOOR = 0.05
+
+
+def _errors_rose(reads: Reads, ns: str, now: float | None) -> float | None:
+    """The peak server-error ratio when it rose well above its start in the window, else
+    None (also when Prometheus cannot be read: the gate speaks only to what it saw)."""
+    end = time.time() if now is None else now
+    sel = f'{_COUNTERS},namespace="{ns}"'
+    errors = " or ".join(f"rate({{{sel},{m}}}[5m])" for m in _STATUS)
+    query = f"sum({errors}) / sum(rate({{{sel}}}[5m]))"
+    result = reads.get("prom.range", query=query, start=end - WINDOW_S, end=end)
+    if result.status is not ToolStatus.OK or not isinstance(result.data, list) or not result.data:
+        return None
+    points = [
+        float(v)
+        for _, v in (result.data[0].get("values") or [])
+        if isinstance(v, int | float | str) and str(v) not in ("NaN", "nan")
+    ]
+    if len(points) < 6:
+        return None
+    third = points[: len(points) // 3]
+    base = sorted(third)[len(third) // 2]
+    peak = max(points[len(points) // 3 :])
+    return peak if peak > max(ERROR_RATIO_FLOOR, base * 3) else None
+
+
 def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
     draft = inp.candidate
     ns = inp.namespace
@@ -388,6 +427,12 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
             out.missing.append(
                 f"{subject.replace(f'/{ns}/', ' ')} is {what}, which 'no fault' does not explain"
             )
+    rose = _errors_rose(reads, ns, inp.now)
+    if rose:
+        out.missing.append(
+            f"the server-error ratio in {ns} rose to {rose:.1%} in the last hours, which 'no "
+            "fault' does not explain"
+        )
     if "logs" in inp.checks and not any(
         o.name == "k8s.logs" and o.status is ToolStatus.OK for o in inp.outcomes
     ):

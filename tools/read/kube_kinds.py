@@ -249,6 +249,18 @@ class PolicyReads(KubeBase):
             namespace,
         )
 
+    def service_accounts(self, namespace: str) -> ToolResult:
+        """ServiceAccounts: names and the annotations that bind them to a cloud identity (IRSA,
+        GKE Workload Identity, Azure). Their tokens are Secrets and are never read."""
+        return self._kinds(
+            "k8s.service_accounts",
+            {"namespace": namespace},
+            self.core.list_namespaced_service_account,
+            kinds.service_account,
+            lambda a: f"{a['name']}{' ' + str(a['annotations']) if a['annotations'] else ''}",
+            namespace,
+        )
+
     def rbac(self, namespace: str) -> ToolResult:
         """The namespace's RoleBindings, its Roles and the ClusterRoles those bindings name."""
 

@@ -418,6 +418,12 @@ class PolicyRule(TypedDict, total=False):
     names: list[str]
 
 
+class ServiceAccount(TypedDict):
+    name: str
+    annotations: dict[str, str]  # e.g. eks.amazonaws.com/role-arn: the cloud identity it gets
+    automount_token: bool | None
+
+
 class Role(TypedDict):
     name: str
     kind: str  # Role or ClusterRole

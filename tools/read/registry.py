@@ -168,6 +168,12 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("k8s.resource_quotas", "ResourceQuotas with hard limits and usage.", NamespaceArgs),
     ToolSpec("k8s.limit_ranges", "LimitRanges with min/max/default per type.", NamespaceArgs),
     ToolSpec(
+        "k8s.service_accounts",
+        "ServiceAccounts with their annotations (the cloud identity each is bound to); never "
+        "their tokens.",
+        NamespaceArgs,
+    ),
+    ToolSpec(
         "k8s.rbac",
         "RoleBindings of a namespace with their Roles/ClusterRoles and rules.",
         NamespaceArgs,
@@ -262,6 +268,7 @@ class ReadRegistry:
             "k8s.network_policies": lambda a: k.network_policies(a.namespace),
             "k8s.resource_quotas": lambda a: k.resource_quotas(a.namespace),
             "k8s.limit_ranges": lambda a: k.limit_ranges(a.namespace),
+            "k8s.service_accounts": lambda a: k.service_accounts(a.namespace),
             "k8s.rbac": lambda a: k.rbac(a.namespace),
             "k8s.webhooks": lambda a: k.webhooks(),
             "prom.metric_names": self._prom_names,

@@ -371,6 +371,15 @@ def limit_range(obj: Json) -> p.LimitRange:
 # -- access ----------------------------------------------------------------------------------
 
 
+def service_account(obj: Json) -> p.ServiceAccount:
+    meta = obj.get("metadata", {})
+    return {
+        "name": str(meta.get("name")),
+        "annotations": notes(meta),
+        "automount_token": obj.get("automountServiceAccountToken"),
+    }
+
+
 def role(obj: Json) -> p.Role:
     return {
         "name": str(get(obj, "metadata", "name")),

@@ -20,6 +20,7 @@ from triage.agent.planners.rules.text import (
     env_names_in,
     family,
     forbidden,
+    frame,
     growing,
     heaviest_request,
     memory_settings,
@@ -273,3 +274,42 @@ def test_one_query_per_item_and_the_slowest_request_are_read() -> None:
     assert repeated(log) == ("select p.amount from price p where p.sku_id=?", 3)
     assert heaviest_request(log) == "INFO GET /b status=200 duration=1792ms sql_statements=241"
     assert repeated(["a", "b", "a", "b"]) is None
+
+
+@pytest.mark.parametrize(
+    ("log", "expected"),
+    [
+        (
+            [
+                "Traceback (most recent call last):",
+                '  File "/usr/lib/python3.12/runpy.py", line 198, in _run_module_as_main',
+                '  File "/app/billing/export.py", line 88, in upload',
+                "KeyError: 'currency'",
+            ],
+            "/app/billing/export.py:88 in upload",
+        ),
+        (
+            [
+                "panic: runtime error: invalid memory address or nil pointer dereference",
+                "goroutine 1 [running]:",
+                "main.(*Server).handle(0x0)",
+                "\t/usr/local/go/src/runtime/panic.go:770 +0x132",
+                "\t/src/cmd/api/server.go:142 +0x1d",
+            ],
+            "/src/cmd/api/server.go:142",
+        ),
+        (
+            [
+                'Exception in thread "main" java.lang.NullPointerException',
+                "\tat java.base/java.util.Objects.requireNonNull(Objects.java:209)",
+                "\tat com.example.cart.PriceClient.parse(PriceClient.java:57)",
+            ],
+            "com.example.cart.PriceClient.parse (PriceClient.java:57)",
+        ),
+        (["all good"], None),
+    ],
+)
+def test_where_it_failed_is_the_innermost_frame_of_the_application(
+    log: list[str], expected: str | None
+) -> None:
+    assert frame(log) == expected

@@ -75,6 +75,22 @@ def _sentence(text_: str) -> str:
     return (text_[0].upper() + text_[1:]).rstrip(".") + "." if text_ else ""
 
 
+def _with_what_changed(best: Finding) -> tuple[Claim, ...]:
+    """The chain with "what changed since the last healthy revision" as the link before the
+    cause (the cause is the setting; the diff shows it is new), when the chain has no such
+    link already."""
+    chain_ = list(best.chain)
+    said = {c.text for c in chain_}
+    changed = [
+        c.model_copy(update={"role": LinkRole.MECHANISM})
+        for c in best.what_changed
+        if c.text not in said
+    ]
+    if not changed or len(chain_) < 2:
+        return tuple(chain_)
+    return (*chain_[:-1], *changed[:1], chain_[-1])
+
+
 def _attach_jobs(ctx: Ctx, findings: list[Finding]) -> None:
     for f in findings:
         for claim in f.chain:
@@ -145,7 +161,7 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
             cause=_sentence(best.cause),
             impact=best.impact or "See the summary.",
             timeline=tuple(best.timeline),
-            root_cause=tuple(best.chain),
+            root_cause=_with_what_changed(best),
             what_changed=tuple(best.what_changed),
             contributing_factors=tuple(contributing),
             remediation=tuple(best.remediation),

@@ -175,6 +175,9 @@ class Facts:
     def ingress_classes(self) -> tuple[list[p.IngressClass], str | None]:
         return self.listed("k8s.ingress_classes", p.IngressClass)
 
+    def service_accounts(self, ns: str) -> tuple[list[p.ServiceAccount], str | None]:
+        return self.listed("k8s.service_accounts", p.ServiceAccount, namespace=ns)
+
     def find_pods(self, selector: str) -> tuple[list[p.PodRef], str | None]:
         return self.listed("k8s.find_pods", p.PodRef, label_selector=selector)
 

@@ -193,6 +193,8 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.configmap_names", namespace=ns))  # names only, never the data
     if any("webhook" in str(e["message"]).lower() for e in events):
         out.append(call("k8s.webhooks"))
+    if _families_in_logs(ctx) & {text.Family.ACCESS_DENIED, text.Family.CREDENTIALS}:
+        out.append(call("k8s.service_accounts", namespace=ns))  # the cloud identity it has
     if _forbidden_namespaces(ctx):
         out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
     out += hops(ctx)
@@ -249,6 +251,16 @@ def ingress_controllers(ctx: Ctx) -> list[ToolCall]:
                 call("k8s.logs", namespace=pod["namespace"], pod=pod["name"], container=container)
             )
     return out
+
+
+def _families_in_logs(ctx: Ctx) -> set[text.Family]:
+    return {
+        line.family
+        for ev in ctx.facts.all("k8s.logs")
+        if ev.ok
+        for line in text.failures([str(x) for x in ev.data or []])
+        if line.family is not None
+    }
 
 
 def _forbidden_namespaces(ctx: Ctx) -> list[str]:
@@ -402,11 +414,18 @@ _REQUEST_COUNTERS = (
     "nginx_ingress_controller_requests",
     "grpc_server_handled_total",
 )
+# How exporters label a server error: the HTTP status under the names the common client
+# libraries, service meshes, ingress controllers and OpenTelemetry use, a status class, Spring's
+# outcome, gRPC's code. One `or` of them catches whichever the series carries.
 _ERROR_MATCHERS = (
     'code=~"5.."',
     'status=~"5.."',
     'status_code=~"5.."',
     'response_code=~"5.."',
+    'http_status=~"5.."',
+    'http_status_code=~"5.."',
+    'http_response_status_code=~"5.."',
+    'status_class="5xx"',
     'outcome="SERVER_ERROR"',
     'grpc_code=~"Unavailable|Internal|Unknown|DeadlineExceeded|DataLoss"',
 )
@@ -442,11 +461,17 @@ _STANDARD_PREFIXES = (
 
 
 def request_counters(names: set[str]) -> list[str]:
+    """The request counters a namespace has: the well-known names first, then any counter
+    whose name says it counts requests or responses (`*_requests_total`,
+    `*_request_duration_seconds_count`, `*_responses_total`, …)."""
     known = [n for n in _REQUEST_COUNTERS if n in names]
     generic = sorted(
         n
         for n in names
-        if n.endswith(("_requests_total", "_requests_seconds_count")) and n not in known
+        if n not in known
+        and n.endswith(("_total", "_count"))
+        and re.search(r"request|response", n)
+        and not n.startswith(("kube_", "container_", "kubelet_", "apiserver_", "prometheus_"))
     )
     return (known + generic)[:3]
 

@@ -305,6 +305,33 @@ def growing(log: list[str]) -> list[Growth]:
     return out
 
 
+_PY_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_JAVA_FRAME = re.compile(r"^\s+at ([\w.$<>]+)\(([\w.]+:\d+)\)")
+_GO_FILE = re.compile(r"^\s+(\S+\.go:\d+)")
+_NODE_FRAME = re.compile(r"^\s+at (?:(\S+) )?\(?([^()\s]+:\d+:\d+)\)?")
+
+
+def frame(log: list[str]) -> str | None:
+    """Where in the code it failed: the innermost frame of the last stack trace (Python's
+    last `File …, line N, in f`; the JVM's and Node's first `at …`; Go's first `file.go:N`
+    after the goroutine header), skipping the runtime's own frames."""
+    tail = log[-200:]
+    py = [m for ln in tail if (m := _PY_FRAME.match(ln))]
+    if py:
+        f = py[-1]
+        return f"{f.group(1)}:{f.group(2)} in {f.group(3)}"
+    for i, ln in enumerate(tail):
+        if ln.startswith("goroutine ") and "[" in ln:
+            for nxt in tail[i + 1 : i + 12]:
+                m = _GO_FILE.match(nxt)
+                if m and "/runtime/" not in m.group(1):
+                    return m.group(1)
+        m = _JAVA_FRAME.match(ln) or _NODE_FRAME.match(ln)
+        if m and not re.match(r"(java\.|jdk\.|sun\.|node:internal)", m.group(1) or m.group(2)):
+            return f"{m.group(1) or ''} ({m.group(2)})".strip()
+    return None
+
+
 def repeated(log: list[str], window: int = 60) -> tuple[str, int] | None:
     """The line said most often in a row of the last `window` lines, when it is said at least
     three times running (one query per item — the N+1 pattern — or one retry loop)."""

@@ -11,6 +11,8 @@ analyzers), a refused credential, a full disk, a crash.
 
 from __future__ import annotations
 
+import re
+
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import (
@@ -319,12 +321,18 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
             follow_ups=["Free or grow the volume; find what fills it."],
         )
     if fam is text.Family.ACCESS_DENIED:
+        who, wid = _cloud_identity(ctx, pod)
         return Finding(
             cls=CauseClass.CLOUD_ACCESS_DENIED,
-            cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}",
+            cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}"
+            + (f"; {who}" if who else ""),
             summary=f"{ref.name} fails: access denied by an external service",
             impact=f"{ref.name}'s work is not done.",
-            chain=chain(symptom, link(C, said.text if said else line.text, lid, about=ref)),
+            chain=chain(
+                symptom,
+                link(M if who else C, said.text if said else line.text, lid, about=ref),
+                link(C, who[0].upper() + who[1:] + ".", wid, about=ref) if who else None,
+            ),
             explains={str(ref)},
             follow_ups=["Fix the workload's cloud credentials or the policy that denies it."],
         )
@@ -335,7 +343,16 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
     if fam is text.Family.RUNTIME_OOM:
         return None  # the memory analyzer weighs heap flags against the limit
     cause_text = f"the program itself fails: {short(line.text, 180)}"
-    final = link(C, f"The program fails: {short(line.text)}", lid, about=ref)
+    log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], previous)
+    where = text.frame(log)
+    final = link(
+        C,
+        f"The program fails: {short(line.text)}" + (f" (at {where})" if where else ""),
+        lid,
+        about=ref,
+    )
+    if where:
+        cause_text += f" (at {where})"
     newest, good, hid = last_healthy(ctx, ref)
     if newest is not None and good is not None and good["ready"] and hid:
         # a release that crashes where the one before it still serves: the release is the
@@ -343,13 +360,17 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         new_images = ", ".join(newest["images"])
         old_images = ", ".join(good["images"])
         cause_text = (
-            f"revision {newest['revision']} ({new_images}) crashes — {short(line.text, 140)} — "
+            f"revision {newest['revision']} ({new_images}) crashes — {short(line.text, 140)}"
+            + (f" at {where}" if where else "")
+            + " — "
             f"while revision {good['revision']} ({old_images}) still serves {good['ready']} "
             "pod(s): the new release brought the bug"
         )
         final = link(
             C,
-            f"Revision {newest['revision']} ({new_images}) is the one that crashes; revision "
+            f"Revision {newest['revision']} ({new_images}) is the one that crashes"
+            + (f" (at {where})" if where else "")
+            + "; revision "
             f"{good['revision']} ({old_images}) still serves {good['ready']} pod(s).",
             hid,
             lid,
@@ -367,6 +388,34 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
     changed_since_healthy(ctx, ref, f, field="image")
     healthy_revision_note(ctx, ref, f, note=final is None or "Revision" not in final.text)
     return f
+
+
+_CLOUD_IDENTITY = (
+    "eks.amazonaws.com/role-arn",
+    "iam.gke.io/gcp-service-account",
+    "azure.workload.identity/client-id",
+)
+
+
+def _cloud_identity(ctx: Ctx, pod: p.Pod) -> tuple[str, str | None]:
+    """Which cloud identity the pod's ServiceAccount carries (the one the cloud refused), or
+    that it carries none (it falls back to the node's, or to no credentials at all)."""
+    accounts, aid = ctx.facts.service_accounts(ctx.ns)
+    name = pod["service_account"] or "default"
+    account = next((a for a in accounts if a["name"] == name), None)
+    if aid is None or account is None:
+        return "", None
+    bound = {k: v for k, v in account["annotations"].items() if k in _CLOUD_IDENTITY}
+    if bound:
+        k, v = next(iter(bound.items()))
+        return (
+            f"it runs as ServiceAccount {name}, bound to the cloud identity {v} ({k}): that "
+            "identity lacks the permission (or the trust policy does not admit this account)"
+        ), aid
+    return (
+        f"it runs as ServiceAccount {name}, which carries no cloud identity annotation "
+        f"({', '.join(_CLOUD_IDENTITY)}): it gets the node's credentials or none"
+    ), aid
 
 
 def _config(
@@ -470,7 +519,7 @@ def _probe_kill(
     timeout = probe.get("timeout_s", 1)
     budget = delay + period * threshold
     target = f"{probe.get('kind', '?')} {probe.get('path', '')} port {probe.get('port', '?')}"
-    log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+    log, prev_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
     started = any("started" in ln.lower() and " in " in ln.lower() for ln in log)
     slow = not started and len(log) > 0
     probe_text = (
@@ -484,9 +533,15 @@ def _probe_kill(
             "startupProbe or a longer initialDelaySeconds"
         )
     else:
+        timed_out = bool(re.search(r"timeout|deadline exceeded|timed out", message, re.I))
         cause = (
             f"the {kind} probe ({target}, {probe_text}) fails and the kubelet kills a container "
             f"that otherwise runs: {short(message, 160)}"
+            + (
+                f" — the probe gives the app only timeoutSeconds {timeout}s to answer"
+                if timed_out
+                else ""
+            )
         )
     pods_id = ctx.facts.pods(ctx.ns)[1]
     return Finding(
@@ -497,6 +552,14 @@ def _probe_kill(
         chain=chain(
             symptom,  # type: ignore[arg-type]
             link(M, f"Event {kills[0]['reason']}: {short(message)}", eid, about=ctx.pod_ref(pod)),
+            link(
+                M,
+                f'Before the kill, the instance\'s log ended with: "{short(log[-1].strip(), 200)}"',
+                prev_id,
+                about=ctx.pod_ref(pod),
+            )
+            if log and prev_id
+            else None,
             link(
                 C,
                 f"The {kind} probe is {target} with {probe_text}"

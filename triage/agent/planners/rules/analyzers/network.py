@@ -32,6 +32,38 @@ def _ports_of(pods: list[p.Pod]) -> set[str]:
     return {port for pod in pods for c in pod["containers"] for port in ports_of(c)}
 
 
+def _owner_name(pod: p.Pod) -> str:
+    owner = pod["owner"]
+    name = owner["name"] if owner is not None and owner["name"] else pod["name"]
+    # a ReplicaSet is named <deployment>-<hash>: the Deployment is what people know
+    if owner is not None and owner["kind"] == "ReplicaSet" and "-" in name:
+        return name.rsplit("-", 1)[0]
+    return name
+
+
+def _nearest_labels(selector: dict[str, str], pods: list[p.Pod]) -> list[str]:
+    """The pods that come closest to the selector, and key by key where they differ
+    ("pods of checkout carry tier=frontend where the selector wants tier=front")."""
+
+    def score(pod: p.Pod) -> int:
+        return sum(1 for k, v in selector.items() if pod["labels"].get(k) == v)
+
+    by_owner: dict[str, p.Pod] = {}
+    for pod in sorted(pods, key=score, reverse=True):
+        by_owner.setdefault(_owner_name(pod), pod)
+    out = []
+    for pod in list(by_owner.values())[:2]:
+        diffs = [
+            f"{k}={pod['labels'][k]} where the selector wants {k}={v}"
+            if k in pod["labels"]
+            else f"no {k} label where the selector wants {k}={v}"
+            for k, v in selector.items()
+            if pod["labels"].get(k) != v
+        ]
+        out.append(f"pods of {_owner_name(pod)} carry " + ", ".join(diffs))
+    return out
+
+
 def _port_mismatch(
     ctx: Ctx,
     svc: p.Service,
@@ -136,14 +168,12 @@ def services(ctx: Ctx) -> list[Finding]:
             continue
         sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
         if not matched:
-            close = sorted(
-                {f"app={x['labels'].get('app')}" for x in pods if x["labels"].get("app")}
-            )
+            close = _nearest_labels(svc["selector"], pods)
             out.append(
                 Finding(
                     cls=CauseClass.SERVICE_SELECTOR_MISMATCH,
                     cause=f"Service {svc['name']} selects {sel}, which no pod in {ctx.ns} carries"
-                    + (f" (the pods carry {', '.join(close)})" if close else "")
+                    + (f" ({'; '.join(close)})" if close else "")
                     + ", so it has no endpoints",
                     summary=f"Service {svc['name']} has no endpoints: "
                     f"its selector {sel} matches no "
@@ -168,8 +198,8 @@ def services(ctx: Ctx) -> list[Finding]:
                         ),
                         link(
                             C,
-                            f"Its selector is {sel}; pod labels in {ctx.ns}: "
-                            f"{', '.join(close) or 'none'}.",
+                            f"Its selector is {sel}; the nearest pods: "
+                            f"{'; '.join(close) or 'none in the namespace'}.",
                             sid,
                             pods_id,
                             about=ref,

@@ -283,7 +283,21 @@ def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | N
             f"admission webhook {denied.group('hook')} denies {ref.name}'s pods: "
             f"{short(denied.group('why'), 200)}"
         )
-        links = [symptom, link(C, cause + ".", ctx.facts.warnings(ctx.ns)[1], wid, about=ref)]
+        hook = next((h for h in hooks if h["name"] == denied.group("hook")), None)
+        links = [
+            symptom,
+            link(
+                M,
+                f"Webhook {hook['name']} ({hook['kind']} configuration {hook['configuration']}) "
+                f"is served by {hook['service'] or hook['url'] or '?'}, failurePolicy "
+                f"{hook['failure_policy']}, for {'; '.join(hook['rules'][:3]) or 'every request'}.",
+                wid,
+                about=ref,
+            )
+            if hook
+            else None,
+            link(C, cause + ".", ctx.facts.warnings(ctx.ns)[1], wid, about=ref),
+        ]
     else:
         assert failed is not None
         name = failed.group("hook")

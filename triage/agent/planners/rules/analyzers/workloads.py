@@ -5,6 +5,7 @@ disruption while a drain waits on it."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from tools.read import payloads as p
@@ -99,6 +100,25 @@ def job_symptom(ctx: Ctx, job_name: str) -> tuple[str, str | None] | None:
     )
 
 
+def _missed(ctx: Ctx, cron: p.CronJob) -> str | None:
+    """The controller's word that runs were missed or could not start (events on the
+    CronJob: too many missed start times, a missed schedule, a failed create)."""
+    events, _ = ctx.facts.events_about(ctx.ns, cron["name"])
+    hit = next(
+        (
+            e
+            for e in events
+            if re.search(
+                r"miss|deadline|FailedCreate|FailedNeedsStart",
+                f"{e['reason']} {e['message']}",
+                re.I,
+            )
+        ),
+        None,
+    )
+    return f"{hit['reason']}: {hit['message']}" if hit else None
+
+
 def cronjobs(ctx: Ctx) -> list[Finding]:
     crons, cid = ctx.facts.cronjobs(ctx.ns)
     jobs_, jid = ctx.facts.jobs(ctx.ns)
@@ -126,6 +146,18 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
                 f"{cron['active'][0]} "
                 f"has been running since {since} without finishing, so every new run is skipped "
                 f"({last})"
+            )
+            facts = ()
+        elif missed := _missed(ctx, cron):
+            cause = (
+                f"CronJob {cron['name']} misses its runs: {short(missed, 200)}"
+                + (
+                    f" (startingDeadlineSeconds {cron['starting_deadline_s']}: a run that cannot "
+                    "start within it is skipped)"
+                    if cron["starting_deadline_s"] is not None
+                    else ""
+                )
+                + f" ({last})"
             )
             facts = ()
         else:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -357,13 +358,9 @@ WINDOW_S = 3 * 3600.0
 ERROR_RATIO_FLOOR = 0.05
 
 
-def _errors_rose(reads: Reads, ns: str, now: float | None) -> float | None:
-    """The peak server-error ratio when it rose well above its start in the window, else
-    None (also when Prometheus cannot be read: the gate speaks only to what it saw)."""
-    end = time.time() if now is None else now
-    sel = f'{_COUNTERS},namespace="{ns}"'
-    errors = " or ".join(f"rate({{{sel},{m}}}[5m])" for m in _STATUS)
-    query = f"sum({errors}) / sum(rate({{{sel}}}[5m]))"
+def _peak_if_rose(
+    reads: Reads, query: str, end: float, floor: float, factor: float
+) -> float | None:
     result = reads.get("prom.range", query=query, start=end - WINDOW_S, end=end)
     if result.status is not ToolStatus.OK or not isinstance(result.data, list) or not result.data:
         return None
@@ -377,7 +374,40 @@ def _errors_rose(reads: Reads, ns: str, now: float | None) -> float | None:
     third = points[: len(points) // 3]
     base = sorted(third)[len(third) // 2]
     peak = max(points[len(points) // 3 :])
-    return peak if peak > max(ERROR_RATIO_FLOOR, base * 3) else None
+    return peak if peak > max(floor, base * factor) else None
+
+
+def _symptoms_rose(reads: Reads, ns: str, now: float | None) -> list[str]:
+    """What rose well above its start in the window: the server-error ratio, and the mean
+    latency of any timed histogram or summary (`X_sum`/`X_count`). Empty also when Prometheus
+    cannot be read: the gate speaks only to what it saw."""
+    end = time.time() if now is None else now
+    out = []
+    sel = f'{_COUNTERS},namespace="{ns}"'
+    errors = " or ".join(f"rate({{{sel},{m}}}[5m])" for m in _STATUS)
+    ratio = _peak_if_rose(
+        reads, f"sum({errors}) / sum(rate({{{sel}}}[5m]))", end, ERROR_RATIO_FLOOR, 3.0
+    )
+    if ratio:
+        out.append(f"the server-error ratio rose to {ratio:.1%}")
+    names = reads.get(
+        "prom.metric_names", selector=f'{{namespace="{ns}"}}', start=end - WINDOW_S, end=end
+    )
+    listed = {str(n) for n in names.data or []} if names.status is ToolStatus.OK else set()
+    timed = sorted(
+        n.removesuffix("_sum")
+        for n in listed
+        if n.endswith("_sum")
+        and f"{n.removesuffix('_sum')}_count" in listed
+        and re.search(r"duration|latency|seconds|_time", n)
+    )
+    for base in timed[:2]:
+        sel_ns = f'{{namespace="{ns}"}}'
+        q = f"sum(rate({base}_sum{sel_ns}[5m])) / sum(rate({base}_count{sel_ns}[5m]))"
+        mean = _peak_if_rose(reads, q, end, 0.1, 2.0)
+        if mean:
+            out.append(f"the mean latency of {base} rose to {mean:.2f}s")
+    return out
 
 
 def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
@@ -399,6 +429,7 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
     if any(o.truncated for o in inp.outcomes if o.name in ("k8s.pods", "k8s.events")):
         out.missing.append("the investigation's own pod or event list was capped: incomplete")
     pods = reads.items("k8s.pods", namespace=ns) or []
+
     def history(p: Json) -> bool:
         """Its only trouble is a restart long ago, and the answer says so."""
         containers = [c for c in p.get("containers") or [] if isinstance(c, dict)]
@@ -427,12 +458,8 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
             out.missing.append(
                 f"{subject.replace(f'/{ns}/', ' ')} is {what}, which 'no fault' does not explain"
             )
-    rose = _errors_rose(reads, ns, inp.now)
-    if rose:
-        out.missing.append(
-            f"the server-error ratio in {ns} rose to {rose:.1%} in the last hours, which 'no "
-            "fault' does not explain"
-        )
+    for rose in _symptoms_rose(reads, ns, inp.now):
+        out.missing.append(f"{rose} in {ns} in the last hours, which 'no fault' does not explain")
     if "logs" in inp.checks and not any(
         o.name == "k8s.logs" and o.status is ToolStatus.OK for o in inp.outcomes
     ):

@@ -535,6 +535,20 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
             f"latency_p99:{hist.removesuffix('_bucket')}",
             f"histogram_quantile(0.99, sum by (le) (rate({hist}{{{sel}}}[5m])))",
         )
+    # mean latency from any histogram's or summary's _sum/_count pair whose name says time:
+    # works whatever the buckets and whatever the library names it
+    timed = sorted(
+        n.removesuffix("_sum")
+        for n in names
+        if n.endswith("_sum")
+        and f"{n.removesuffix('_sum')}_count" in names
+        and re.search(r"duration|latency|seconds|_time", n)
+    )
+    for base in timed[:2]:
+        rng(
+            f"latency_mean:{base}",
+            f"sum(rate({base}_sum{{{sel}}}[5m])) / sum(rate({base}_count{{{sel}}}[5m]))",
+        )
     if SIGNALS["restarts"] in names:
         rng("restarts", f"sum by (pod) (increase({SIGNALS['restarts']}{{{sel}}}[10m]))")
     if SIGNALS["memory"] in names:

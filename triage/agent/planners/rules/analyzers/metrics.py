@@ -11,6 +11,7 @@ A rise with nothing that explains it stays a symptom: the RCA says what is still
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 from tools.read.payloads import ReplicaSet
@@ -35,14 +36,16 @@ def _points(ev: Evidence) -> list[tuple[float, float]]:
 
 
 def rise(
-    points: list[tuple[float, float]], floor: float
+    points: list[tuple[float, float]], floor: float, factor: float = 3.0
 ) -> tuple[float, float, float, float] | None:
-    """(when, baseline, value, peak) of the first point well above the early baseline."""
+    """(when, baseline, value, peak) of the first point well above the early baseline
+    (`factor` times it, and above `floor`)."""
+    points = [(t, v) for t, v in points if not math.isnan(v)]  # 0/0 before traffic
     if len(points) < 6:
         return None
     third = max(len(points) // 3, 1)
     baseline = sorted(v for _, v in points[:third])[third // 2]
-    threshold = max(floor, baseline * 3)
+    threshold = max(floor, baseline * factor)
     first = next(((t, v) for t, v in points if v > threshold), None)
     if first is None:
         return None
@@ -64,6 +67,10 @@ def symptoms(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, float, f
             found = rise(pts, 0.5)
             if found:
                 out.append(("p99 latency", ev, found))
+        elif ev.purpose.startswith("latency_mean:"):
+            found = rise(_points(ev), 0.1, factor=2.0)
+            if found:
+                out.append(("mean latency", ev, found))
     return out
 
 

@@ -43,8 +43,14 @@ _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]++ ){0,4}PRIVATE KEY(?: BLOCK)?-
 _PEM_END = "-----END "
 
 
+_PEM_BODY = re.compile(r"[ \t]*+[A-Za-z0-9+/=]++[ \t]*+")
+
+
 def pem_blocks(text: str) -> Iterator[Span]:
-    """The body of every private-key block, one span per line (BEGIN/END lines stay)."""
+    """The body of every private-key block, one span per line (BEGIN/END lines stay). Without
+    an END (a block cut by a tail or a dropped line), the body is the run of base64 lines
+    after BEGIN: the first line that is not one (a log line again) ends it, so a cut key does
+    not mask the rest of the log."""
     pos = 0
     while True:
         m = _PEM_BEGIN.search(text, pos)
@@ -56,10 +62,14 @@ def pem_blocks(text: str) -> Iterator[Span]:
         while start < stop:
             nl = text.find("\n", start, stop)
             line_end = stop if nl < 0 else nl
+            line = text[start:line_end]
+            if end < 0 and start > m.end() and line and not _PEM_BODY.fullmatch(line):
+                stop = start  # a cut block ends where the base64 does
+                break
             if line_end > start:
                 yield start, line_end
             start = line_end + 1
-        pos = stop if end < 0 else end + len(_PEM_END)
+        pos = max(stop, m.end()) if end < 0 else end + len(_PEM_END)
 
 
 # -- known formats -----------------------------------------------------------------------------

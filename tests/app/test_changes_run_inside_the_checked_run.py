@@ -58,6 +58,8 @@ def crashing(name: str = "web") -> dict[str, Any]:
     body["spec"]["template"]["metadata"]["annotations"] = {
         "sim.triage.dev/state": "crashloop",
         "sim.triage.dev/exit-code": "1",
+        "sim.triage.dev/termination-message": "FATAL: open /etc/web/config.yaml: "
+        "no such file or directory",
     }
     return body
 
@@ -121,7 +123,7 @@ def test_a_restart_that_happened_is_verified_with_its_operation(
     app = product(ledger_cluster, tmp_path, rig.registry())
     run = app.checked_run(Request(words=words(target_ns), run_id=f"cli:{target_ns}"))
 
-    assert run.outcome is Outcome.VERIFIED, run.summary()
+    assert run.outcome is Outcome.VERIFIED, (run.summary()["missing"], run.best.draft and run.best.draft.summary)
     (done,) = run.best.mutations
     assert done["action"] == "rollout_restart"
     assert done["phase"] == "Succeeded"

@@ -46,7 +46,8 @@ def test_a_written_report_is_listed_and_shown_with_its_outcome(control_plane, tm
     rows = {r["name"]: r for r in json.loads(listed.stdout)}
     name = written["verification"]["report"]["name"]
     assert rows[name]["outcome"] == "verified"
-    assert "OOMKilled" in rows[name]["root_cause"]
+    # the line is the cause (the limit the container outgrows), not the symptom's reason
+    assert "256Mi" in rows[name]["root_cause"] and "memory" in rows[name]["root_cause"]
 
     shown = _cli("reports", "show", name, "-n", ns, "--kubeconfig", kubeconfig, state=tmp_path)
     assert shown.exit_code == 0, shown.output

@@ -272,7 +272,17 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         if kills and (code in (137, 143) or _state(c).get("reason") == "CrashLoopBackOff"):
             return _probe_kill(ctx, pod, c, cls, probe_kind, kills, eid, symptom)
     line, lid, previous = fatal(ctx, pod, c["name"])
+    said_fact = None
     if line is None:
+        # The kubelet's termination message (terminationMessagePath, or the log's tail under
+        # FallbackToLogsOnError) says why when the log cannot be read.
+        line = text.telling(str(last.get("message") or "").splitlines())
+        if line is not None:
+            lid, previous = pods_id, True
+            said_fact = container_fact(
+                ctx, pod, c, "last_terminated.message", line.text[:120], op="contains"
+            )
+    if line is None or lid is None:
         if code in (137, 143):
             return None  # killed from outside without a probe event: other analyzers decide
         return Finding(
@@ -287,11 +297,14 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         )
     said = link(
         M,
-        f"The {'crashed' if previous else 'current'} instance's log says: {short(line.text)}",
+        f"The {'crashed' if previous else 'current'} instance's "
+        + ("termination message" if said_fact else "log")
+        + f" says: {short(line.text)}",
         lid,
         about=ctx.pod_ref(pod),
         facts=(
-            fact(
+            said_fact
+            or fact(
                 "k8s.logs",
                 "",
                 "contains",

@@ -143,7 +143,7 @@ def test_a_dispute_from_the_cli_lands_with_the_reviewer_and_moves_the_metric(
     listed = _triage(
         "reports", "list", "-n", namespace, "-o", "json", config=viewer, state=tmp_path
     )
-    (row,) = json.loads(listed.stdout)
+    (row,) = json.loads(listed.stdout)["items"]
     assert row["review"] == "disputed"
     assert row["reviewed_by"] == review["by"]
     shown = _triage("reports", "show", ref.name, "-n", namespace, config=viewer, state=tmp_path)

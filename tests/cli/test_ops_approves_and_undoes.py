@@ -54,9 +54,9 @@ def test_approve_as_an_approver_applies_once_and_undo_restores(env):
     op_id = waiting.operation.id
     assert waiting.phase is Phase.AWAITING_APPROVAL
 
-    listed = ops(rig, policy_file, "list", "--phase", "AwaitingApproval", "--json")
+    listed = ops(rig, policy_file, "list", "--phase", "AwaitingApproval", "-o", "json")
     assert listed.exit_code == EXIT_OK
-    assert op_id in [o["id"] for o in json.loads(listed.stdout)]
+    assert op_id in [o["id"] for o in json.loads(listed.stdout)["items"]]
 
     refused = ops(rig, policy_file, "approve", op_id, "--as", "mallory")
     assert refused.exit_code == EXIT_REFUSED
@@ -73,7 +73,7 @@ def test_approve_as_an_approver_applies_once_and_undo_restores(env):
     assert "approval:   alice's, used at" in text
     assert "asked by:   kube:test-rig via test" in text
 
-    shown = json.loads(ops(rig, policy_file, "show", op_id, "--json").stdout)
+    shown = json.loads(ops(rig, policy_file, "show", op_id, "-o", "json").stdout)
     assert shown["phase"] == "Succeeded"
     assert shown["approval"]["approver"] == "alice"
     assert shown["approval"]["used_at"]
@@ -83,7 +83,7 @@ def test_approve_as_an_approver_applies_once_and_undo_restores(env):
     assert twice.exit_code == EXIT_REFUSED
     assert "not waiting for approval" in twice.stderr
 
-    undone = ops(rig, policy_file, "undo", op_id, "--json")
+    undone = ops(rig, policy_file, "undo", op_id, "-o", "json")
     # undoing a scale is a scale: policy wants alice's approval for it too
     assert undone.exit_code == EXIT_NOT_DONE
     undo_id = json.loads(undone.stdout)["operation"]["id"]

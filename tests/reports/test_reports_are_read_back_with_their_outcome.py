@@ -43,7 +43,7 @@ def test_a_written_report_is_listed_and_shown_with_its_outcome(control_plane, tm
         "reports", "list", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json", state=tmp_path
     )
     assert listed.exit_code == 0, listed.output
-    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    rows = {r["name"]: r for r in json.loads(listed.stdout)["items"]}
     name = written["verification"]["report"]["name"]
     assert rows[name]["outcome"] == "verified"
     assert "OOMKilled" in rows[name]["root_cause"]

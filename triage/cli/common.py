@@ -76,16 +76,18 @@ def trail_of(verbose: bool, quiet: bool) -> Trail:
     return Trail.quiet if quiet else Trail.calls if verbose else Trail.steps
 
 
-def console(*, stderr: bool = False) -> Console:
+def console(*, stderr: bool = False, table: bool = False) -> Console:
     """A rich console that wraps lines only on a terminal: piped output (a log, `| less`, CI)
     keeps an error or a trail line on one line whatever its length (boxes and tables are
-    still drawn to the width rich detects)."""
+    still drawn to the width rich detects). `table`: for a table that is as wide as its cells
+    (never expanded), which is then never cut when piped."""
     from rich.console import Console  # noqa: PLC0415 (rich loads when a command prints)
 
     stream = sys.stderr if stderr else sys.stdout
     if stream.isatty():
         return Console(stderr=stderr)
-    return Console(stderr=stderr, soft_wrap=True, highlight=False)
+    width = 10_000 if table else None
+    return Console(stderr=stderr, soft_wrap=True, highlight=False, width=width)
 
 
 def fail(message: str, code: int) -> typer.Exit:

@@ -25,7 +25,7 @@ from tools.redact import Redactor
 from triage.core.settings import SlackSettings
 
 METADATA_EVENT = "triage_message"
-_READS = frozenset({"conversations.replies", "chat.getPermalink"})
+_READS = frozenset({"conversations.replies", "conversations.history", "chat.getPermalink"})
 
 
 class SlackError(Exception):
@@ -158,6 +158,21 @@ class Slack:
             "conversations.replies",
             channel=channel,
             ts=thread_ts,
+            include_all_metadata=True,
+            limit=200,
+        )
+        for message in data.get("messages") or []:
+            payload = (message.get("metadata") or {}).get("event_payload") or {}
+            if payload.get("marker") == marker:
+                return str(message["ts"])
+        return None
+
+    async def find_top(self, channel: str, marker: str, oldest: str) -> str | None:
+        """The ts of our top-level message carrying `marker`, posted at or after `oldest`."""
+        data = await self._call(
+            "conversations.history",
+            channel=channel,
+            oldest=oldest,
             include_all_metadata=True,
             limit=200,
         )

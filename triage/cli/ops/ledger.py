@@ -216,7 +216,7 @@ def list_(
         table.add_column(col, no_wrap=True)
     for r in rows:
         table.add_row(*r)
-    console().print(table)
+    console(table=True).print(table)
     raise typer.Exit(EXIT_OK)
 
 

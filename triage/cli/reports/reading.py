@@ -77,12 +77,13 @@ def reports_list(
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
         sys.stdout.write("\n".join(lines) + "\n" if rows else "No RCA reports.\n")
         raise typer.Exit(0)
-    table = Table(expand=True)
+    out = console(table=not sys.stdout.isatty())
+    table = Table(expand=sys.stdout.isatty())
     for col in columns:
         table.add_column(col, overflow="fold")
     for row in cells:
         table.add_row(*row)
-    console().print(table if rows else "No RCA reports.")
+    out.print(table if rows else "No RCA reports.")
     raise typer.Exit(0)
 
 

@@ -13,6 +13,7 @@ renaming or removing one is a new apiVersion.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -196,3 +197,77 @@ MODELS: dict[str, type[BaseModel]] = {
     "ReportList": ReportList,
     "Version": Version,
 }
+
+
+# -- the shipped schemas (`python -m triage.cli.documents` writes them) ----------------------
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+CRD = Path(__file__).parents[2] / "helm" / "triage" / "crds" / "rcareport.yaml"
+
+
+def schema_path(kind: str) -> Path:
+    return SCHEMA_DIR / f"{kind}.schema.json"
+
+
+def _model_schema(kind: str, model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True, mode="serialization")
+    schema["$schema"] = DRAFT
+    schema["$id"] = f"https://triage.dev/schemas/{API_VERSION}/{kind}.schema.json"
+    schema.setdefault("required", [])
+    for key in ("apiVersion", "kind"):
+        if key not in schema["required"]:
+            schema["required"].insert(0, key)
+    return schema
+
+
+def report_schema(crd_text: str) -> dict[str, Any]:
+    """The RCAReport as `triage reports show -o json` prints it: the CRD's own schema."""
+    import yaml  # noqa: PLC0415
+
+    crd = yaml.safe_load(crd_text)
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")
+    body = version["schema"]["openAPIV3Schema"]
+    return {
+        "$schema": DRAFT,
+        "$id": f"https://triage.dev/schemas/{REPORT_API_VERSION}/RCAReport.schema.json",
+        "title": "RCAReport",
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", *body.get("required", [])],
+        "properties": {
+            "apiVersion": {"const": REPORT_API_VERSION},
+            "kind": {"const": "RCAReport"},
+            "metadata": {"type": "object"},
+            **body.get("properties", {}),
+        },
+    }
+
+
+def schemas(crd_text: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every kind's JSON Schema, from the models (and the RCAReport CRD)."""
+    from triage.cli.ops import ledger  # noqa: PLC0415 (its models hold the ledger's records)
+
+    out = {kind: _model_schema(kind, model) for kind, model in {**MODELS, **ledger.MODELS}.items()}
+    out["RCAReport"] = report_schema(crd_text if crd_text is not None else CRD.read_text())
+    return out
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def shipped(kind: str) -> dict[str, Any]:
+    """The schema of `kind` as shipped in the package."""
+    loaded: dict[str, Any] = json.loads(schema_path(kind).read_text())
+    return loaded
+
+
+def main() -> None:
+    SCHEMA_DIR.mkdir(exist_ok=True)
+    for kind, schema in schemas().items():
+        schema_path(kind).write_text(schema_text(schema))
+        print(f"wrote {schema_path(kind)}")  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()

@@ -67,8 +67,9 @@ class AlertTickets:
             return str(ts)
         inbound = messages.claimed.inbound
         if steps.get(f"{name}_posting"):
+            since = str(int(float(inbound.ts)) - 60)  # posted after the request arrived
             found = await messages.slack.find_top(
-                inbound.channel, messages.marker(name), oldest=inbound.ts
+                inbound.channel, messages.marker(name), oldest=since
             )
             if found:
                 steps[f"{name}_ts"] = found

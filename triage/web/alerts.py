@@ -136,7 +136,7 @@ class Receiver:
             where = ", ".join(".".join(str(p) for p in err["loc"]) for err in e.errors()[:3])
             raise Refused(400, f"not an Alertmanager notification ({where})") from e
 
-    async def __call__(self, request: Request) -> Response:
+    async def endpoint(self, request: Request) -> Response:
         try:
             notification = await self.admit(request)
         except Refused as r:

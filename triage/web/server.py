@@ -217,7 +217,7 @@ def starlette_app(bot: Bot) -> Starlette:
     if events is not None:  # Socket Mode alone: no HTTP endpoint for events at all
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
     if bot.receiver is not None:
-        routes.append(Route(bot.settings.alerts.path, bot.receiver, methods=["POST"]))
+        routes.append(Route(bot.settings.alerts.path, bot.receiver.endpoint, methods=["POST"]))
     return Starlette(routes=routes, lifespan=lifespan)
 
 

@@ -322,7 +322,8 @@ def parse(
     candidates += [m.group("name").lower() for m in _HYPHENATED.finditer(words)]
     if default_namespace:
         candidates.append(default_namespace)
-    candidates = [c for c in dict.fromkeys(candidates) if c != ns][:6]
+    # an explicit namespace (-n) is final, as kubectl's is: nothing else is tried
+    candidates = [] if namespace else [c for c in dict.fromkeys(candidates) if c != ns][:6]
     since, until = _window(words, now, default_window_s)
     return Goal(
         words=words,

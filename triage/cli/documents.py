@@ -119,6 +119,9 @@ class Investigation(Document):
 
     kind: Literal["Investigation"] = "Investigation"
     thread_id: str
+    namespace: str | None = Field(
+        description="Where it looked: -n, else the words, else the kubeconfig context's."
+    )
     draft: RCADraft | None
     evidence: list[EvidenceRecord] = Field(description="Every tool call, without its data.")
     verification: Verification

@@ -101,6 +101,7 @@ def investigation(run: CheckedRun, **extra: Any) -> documents.Investigation:
     result = run.best
     return documents.Investigation(
         thread_id=result.thread_id,
+        namespace=result.goal.scope.namespace,
         draft=result.draft,
         evidence=[e.model_dump(mode="json", exclude={"data"}) for e in result.evidence],
         verification=documents.Verification.model_validate(run.summary()),

@@ -25,6 +25,26 @@ from tools.redact import Redactor
 from triage.core.settings import SlackSettings
 
 METADATA_EVENT = "triage_message"
+#: Every Web API method the bot calls, and the bot token scopes it needs (Slack's method
+#: documentation). The Slack app manifest (helm/slack-app-manifest.yaml) asks for exactly the
+#: union of these and `EVENT_SCOPES`, and a test holds the three together with this module.
+METHOD_SCOPES: dict[str, tuple[str, ...]] = {
+    "auth.test": (),
+    "chat.postMessage": ("chat:write",),
+    "chat.update": ("chat:write",),
+    "chat.postEphemeral": ("chat:write",),
+    "chat.getPermalink": (),
+    "reactions.add": ("reactions:write",),
+    # crash recovery and the review buttons read the thread; alert tickets read the channel
+    "conversations.replies": ("channels:history", "groups:history"),
+    "conversations.history": ("channels:history", "groups:history"),
+    "files.getUploadURLExternal": ("files:write",),
+    "files.completeUploadExternal": ("files:write",),
+    "views.open": (),
+}
+#: The events the bolt app listens to (triage/slack/app.py), and the scopes they need.
+EVENT_SCOPES: dict[str, tuple[str, ...]] = {"app_mention": ("app_mentions:read",)}
+
 _READS = frozenset({"conversations.replies", "conversations.history", "chat.getPermalink"})
 
 

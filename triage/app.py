@@ -50,7 +50,7 @@ from triage.core.errors import (
     cluster_error,
 )
 from triage.core.llm import ModelClient
-from triage.core.models import Goal, RequestKind
+from triage.core.models import Alert, Goal, RequestKind
 from triage.core.settings import Settings
 from triage.reports.store import KubeReportStore, MemoryReportReads, MemoryReportStore, ReportStore
 from triage.reports.views import KubeReports, MemoryReports, ReportReader
@@ -85,6 +85,7 @@ class Request:
     now: float | None = None  # the reference time (a recorded bundle's, a Slack ts)
     requester: Requester = CLI_REQUESTER
     planner: str | None = None  # "rules" | "llm"; None: the settings' choice
+    alert: Alert | None = None  # an Alertmanager group's: its words command nothing
 
 
 @dataclass
@@ -220,6 +221,8 @@ class App:
             namespace=request.namespace or None,
             default_namespace=request.default_namespace or self.context_namespace,
             default_window_s=self.settings.graph.window_s,
+            alert=request.alert,
+            commands=request.alert is None,
         )
 
     def resolve_namespace(self, goal: Goal) -> Goal:

@@ -4,7 +4,6 @@ server counts it into triage_reviews_total when it next reads the reports."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from policies import Policy
+from tests.cli.contract import valid
 from tests.web.kube import bind, install_review, kubeconfig, person
 from tests.web.support import ReviewServer
 from tools.read.kube import KubeReader
@@ -143,7 +143,7 @@ def test_a_dispute_from_the_cli_lands_with_the_reviewer_and_moves_the_metric(
     listed = _triage(
         "reports", "list", "-n", namespace, "-o", "json", config=viewer, state=tmp_path
     )
-    (row,) = json.loads(listed.stdout)
+    (row,) = valid(listed.stdout, kind="ReportList")["items"]
     assert row["review"] == "disputed"
     assert row["reviewed_by"] == review["by"]
     shown = _triage("reports", "show", ref.name, "-n", namespace, config=viewer, state=tmp_path)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.cli.contract import valid
 from triage.cli.main import app
 from triage.core.errors import EXIT_EVALUATOR_UNAVAILABLE, EXIT_OK, EXIT_UNCHECKED
 
@@ -22,7 +22,7 @@ def investigate(
     args = ["investigate", question, "--kubeconfig", str(kubeconfig), "-o", "json", "-q"]
     result = CliRunner().invoke(app, args, env={"TRIAGE_STATE__DIR": str(state_dir), **(env or {})})
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result.exit_code, json.loads(result.stdout)
+    return result.exit_code, valid(result.stdout, kind="Investigation")
 
 
 def test_a_verified_rca_exits_0_and_says_where_it_is(reports, oom_namespace, tmp_path) -> None:

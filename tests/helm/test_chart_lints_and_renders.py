@@ -53,8 +53,12 @@ def test_every_ci_values_file_renders_a_hardened_agent(helm: Helm, values: Path)
     assert sc["allowPrivilegeEscalation"] is False
     assert sc["capabilities"]["drop"] == ["ALL"]
     assert container["resources"]["limits"]["memory"]
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
+    for probe, path in (
+        ("startupProbe", "/livez"),
+        ("livenessProbe", "/livez"),
+        ("readinessProbe", "/readyz"),
+    ):
+        assert container[probe]["httpGet"] == {"path": path, "port": "http"}
     assert pod["serviceAccountName"] == "triage"
     # Credentials come from an existing Secret by reference, never as literal values.
     for env in container["env"]:
@@ -188,6 +192,28 @@ def test_every_value_is_in_the_schema_with_a_description_and_a_comment() -> None
         (["checkpointer.kind=postgres"], "existingSecret"),
         (["planner.kind=llm"], "'/workerModel/name'"),
         (["image.digest=latest"], "'/image/digest'"),
+        (["alerts.enabled=true", "alerts.channel=C1"], "'/credentials/existingSecret'"),
+        (["alerts.enabled=true", "credentials.existingSecret=s"], "alerts"),
+        (["alerts.path=slack"], "'/alerts/path'"),
+        (["alerts.maxInvestigations=0"], "'/alerts/maxInvestigations'"),
+        (["ingress.alerts=true"], "'/alerts/enabled'"),
+        (["networkPolicy.enabled=true"], "'/networkPolicy/egress/apiserver/cidrs'"),
+        (
+            [
+                "networkPolicy.enabled=true",
+                "networkPolicy.egress.apiserver.cidrs={10.0.0.1/32}",
+                "prometheus.url=http://prometheus:9090",
+            ],
+            "'/networkPolicy/egress/prometheus/to'",
+        ),
+        (
+            [
+                "networkPolicy.enabled=true",
+                "networkPolicy.egress.apiserver.cidrs={10.0.0.1/32}",
+                "workerModel.name=openai:gpt-4.1-mini",
+            ],
+            "'/networkPolicy/egress/model/to'",
+        ),
     ],
     ids=lambda v: v[0] if isinstance(v, list) else None,
 )

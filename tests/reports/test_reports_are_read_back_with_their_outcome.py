@@ -3,13 +3,13 @@ tests/web/)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli.contract import valid
 from tests.judge.support import install_reports
 from tests.support.scenario_format import SCENARIO_DIR
 from tests.support.scenarios import apply_scenario, load_scenario
@@ -37,17 +37,18 @@ def test_a_written_report_is_listed_and_shown_with_its_outcome(control_plane, tm
         state=tmp_path,
     )
     assert run.exit_code == 0, run.output
-    written = json.loads(run.stdout)
+    written = valid(run.stdout, kind="Investigation")
 
     listed = _cli(
         "reports", "list", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json", state=tmp_path
     )
     assert listed.exit_code == 0, listed.output
-    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    rows = {r["name"]: r for r in valid(listed.stdout, kind="ReportList")["items"]}
     name = written["verification"]["report"]["name"]
     assert rows[name]["outcome"] == "verified"
     # the line is the cause (the limit the container outgrows), not the symptom's reason
-    assert "256Mi" in rows[name]["root_cause"] and "memory" in rows[name]["root_cause"]
+    assert "256Mi" in rows[name]["root_cause"]
+    assert "memory" in rows[name]["root_cause"]
 
     shown = _cli("reports", "show", name, "-n", ns, "--kubeconfig", kubeconfig, state=tmp_path)
     assert shown.exit_code == 0, shown.output

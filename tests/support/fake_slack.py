@@ -8,8 +8,9 @@ per channel (edited in place), reactions, threads, uploaded files; counts calls 
 injects the faults the product must survive (429 with Retry-After, 5xx, connection resets).
 
 Methods: auth.test, chat.postMessage, chat.update, chat.getPermalink, chat.postEphemeral,
-reactions.add, conversations.replies, files.getUploadURLExternal + the upload URL +
-files.completeUploadExternal (slack_sdk's `files_upload_v2`), views.open. Anything else answers
+reactions.add, conversations.replies, conversations.history, files.getUploadURLExternal + the
+upload URL + files.completeUploadExternal (slack_sdk's `files_upload_v2`), views.open. Anything
+else answers
 `{"ok": false, "error": "unknown_method"}` like Slack does.
 
 Fixture: `slack_api` (function scope; one server per session, state reset for every test).
@@ -370,6 +371,23 @@ class FakeSlack:
             "response_metadata": {"next_cursor": ""},
         }
 
+    def _history(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Top-level messages of a channel, newest first, from `oldest` (Slack's order)."""
+        channel = params.get("channel", "")
+        oldest = float(params.get("oldest") or 0)
+        top = [
+            dict(m)
+            for m in self.messages.get(channel, [])
+            if not m.get("thread_ts") or m.get("thread_ts") == m["ts"]
+        ]
+        top = [m for m in top if float(m["ts"]) >= oldest]
+        return {
+            "ok": True,
+            "messages": list(reversed(top)),
+            "has_more": False,
+            "response_metadata": {"next_cursor": ""},
+        }
+
     def _get_upload_url(self, params: dict[str, Any]) -> dict[str, Any]:
         if not params.get("filename") or not params.get("length"):
             return {"ok": False, "error": "invalid_arguments"}
@@ -436,6 +454,7 @@ _METHODS = {
     "chat.postEphemeral": FakeSlack._post_ephemeral,
     "reactions.add": FakeSlack._reactions_add,
     "conversations.replies": FakeSlack._replies,
+    "conversations.history": FakeSlack._history,
     "files.getUploadURLExternal": FakeSlack._get_upload_url,
     "files.completeUploadExternal": FakeSlack._complete_upload,
     "views.open": FakeSlack._views_open,

@@ -603,11 +603,15 @@ class AlertmanagerServer(_ManagedProcess):
                 ).raise_for_status()
 
 
-def start_alertmanager(workdir: Path) -> AlertmanagerServer:
-    """Start Alertmanager on a free 127.0.0.1 port with storage and config in `workdir`."""
+def start_alertmanager(workdir: Path, config: str | None = None) -> AlertmanagerServer:
+    """Start Alertmanager on a free 127.0.0.1 port with storage and config in `workdir`.
+
+    `config`: an alertmanager.yml of the test's own (e.g. a webhook receiver), with
+    `{receiver}` where the receiver's name goes (the name tells our process on its port)."""
     workdir.mkdir(parents=True, exist_ok=True)
     server = AlertmanagerServer(workdir)
-    server.config_path.write_text(_ALERTMANAGER_CONFIG.format(receiver=server.receiver))
+    text = (config or _ALERTMANAGER_CONFIG).replace("{receiver}", server.receiver)
+    server.config_path.write_text(text)
     server.storage_dir.mkdir(exist_ok=True)
     server.start()
     return server

@@ -291,6 +291,7 @@ def parse(
     default_window_s: float = 3 * 3600.0,
     alert: Alert | None = None,
     bot_user_id: str | None = None,
+    commands: bool = True,
 ) -> Goal:
     """Turn a message into a Goal. An explicit `namespace` (a -n flag) wins over one found in
     the text, which wins over `default_namespace` (the Slack channel's, the kube context's).
@@ -298,16 +299,19 @@ def parse(
     The words are kept verbatim except for secrets, which are masked first: a password pasted
     into a question must not reach a model, the judge, Slack or storage either. `bot_user_id`
     is the bot's own Slack id when the words still hold its mention (the command grammar
-    reads any other mention as another addressee).
+    reads any other mention as another addressee). `commands=False` says the words are not a
+    person's (an Alertmanager notification): they command nothing and offer nothing, whatever
+    they say.
     """
     words = DEFAULT.text(words)
     alert = alert or asks.alert_in(words)
     alert_ns = alert.labels.get("namespace") if alert is not None else None
     understood = intent.parse(words, bot_user_id=bot_user_id)
-    kind, deliverables = _kind(words, understood.commands)
+    kind, deliverables = _kind(words, understood.commands if commands else ())
     casual = kind is RequestKind.CASUAL
-    commands = () if casual else understood.commands
-    commanded_ns = next((c.namespace for c in commands if c.namespace), None)
+    commanded = () if casual or not commands else understood.commands
+    offered = () if casual or not commands else understood.offers
+    commanded_ns = next((c.namespace for c in commanded if c.namespace), None)
     named = namespace or _namespace(words) or commanded_ns or alert_ns
     ns = named or default_namespace
     # Anything else that could be a namespace (the cluster decides which exists): other
@@ -318,7 +322,7 @@ def parse(
     candidates += [m.group("name").lower() for m in _HYPHENATED.finditer(words)]
     if default_namespace:
         candidates.append(default_namespace)
-    # an explicit namespace is final: nothing else is tried in its place
+    # an explicit namespace (-n) is final, as kubectl's is: nothing else is tried
     candidates = [] if namespace else [c for c in dict.fromkeys(candidates) if c != ns][:6]
     since, until = _window(words, now, default_window_s)
     return Goal(
@@ -329,13 +333,13 @@ def parse(
             namespace=ns,
             namespace_candidates=tuple(candidates),
             namespace_is_default=named is None and ns is not None,
-            workloads=_workloads(words, ns, commands) if not casual else (),
+            workloads=_workloads(words, ns, commanded) if not casual else (),
             since=since,
             until=until,
         ),
         deliverables=deliverables,
-        commands=commands,
-        offers=() if casual else understood.offers,
+        commands=commanded,
+        offers=offered,
         checks=asks.checks_in(words),
         alert=alert,
     )

@@ -1,70 +1,98 @@
-"""What every `triage` sub-command shares: one way to fail, the same options, one exit mapping.
+"""What every `triage` sub-command shares: one way to fail, the same options, one console.
 
 Errors a user can fix are one plain line saying what to do and a distinct exit status
 (triage/core/errors.py draws the tree and the statuses); `@plain_errors` on a command turns
 any `TriageError` into that line and status, so no command prints a traceback for a
 configuration mistake.
+
+This module is imported by `triage --help`, so it imports nothing heavy at module level: the
+settings, the error tree and rich load when a command runs (the CLI's start-up budget is
+measured by bench/cli_start.py).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 
-from triage.core.errors import (
-    EXIT_AWAITING_APPROVAL,
-    EXIT_BUDGET_EXHAUSTED,
-    EXIT_EVALUATOR_UNAVAILABLE,
-    EXIT_INCONCLUSIVE,
-    EXIT_NOT_FOUND,
-    EXIT_OK,
-    EXIT_REJECTED,
-    EXIT_UNCHECKED,
-    ConfigError,
-    TriageError,
-)
-from triage.core.settings import Settings
-from triage.verification.loop import CheckedRun, Outcome
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from triage.core.settings import Settings
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-OUTCOME_EXIT = {
-    Outcome.VERIFIED: EXIT_OK,
-    Outcome.REJECTED: EXIT_REJECTED,
-    Outcome.BUDGET_EXHAUSTED: EXIT_BUDGET_EXHAUSTED,
-    Outcome.EVALUATOR_UNAVAILABLE: EXIT_EVALUATOR_UNAVAILABLE,
-    Outcome.UNCHECKED: EXIT_UNCHECKED,
-    Outcome.AWAITING_APPROVAL: EXIT_AWAITING_APPROVAL,
-}
 
 
 class Output(StrEnum):
     text = "text"
     json = "json"
+    yaml = "yaml"
     markdown = "markdown"
 
 
+class Trail(StrEnum):
+    """How much of a run's steps are written to stderr while it goes."""
+
+    quiet = "quiet"  # nothing but errors
+    steps = "steps"  # one line per step of the graph
+    calls = "calls"  # and every tool call with its status (-v)
+
+
 KubeconfigOpt = Annotated[
-    Path | None, typer.Option("--kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG).")
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Path to a kubeconfig (default: $KUBECONFIG, whose ':'-separated files are "
+        "merged as kubectl does, else ~/.kube/config).",
+    ),
 ]
 NamespaceOpt = Annotated[
-    str | None, typer.Option("--namespace", "-n", help="Namespace to look in.")
+    str | None,
+    typer.Option(
+        "--namespace", "-n", help="Namespace to look in (default: the kubeconfig context's)."
+    ),
 ]
-ContextOpt = Annotated[str | None, typer.Option("--context", help="kubeconfig context.")]
-OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text, json or markdown.")]
+AllNamespacesOpt = Annotated[
+    bool, typer.Option("--all-namespaces", "-A", help="Every namespace you may read.")
+]
+ContextOpt = Annotated[
+    str | None, typer.Option("--context", help="kubeconfig context (default: the current one).")
+]
+OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text, json, yaml or markdown.")]
+VerboseOpt = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Also list every tool call and its status.")
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No step trail on stderr.")]
+
+
+def trail_of(verbose: bool, quiet: bool) -> Trail:
+    return Trail.quiet if quiet else Trail.calls if verbose else Trail.steps
+
+
+def console(*, stderr: bool = False, table: bool = False) -> Console:
+    """A rich console that wraps lines only on a terminal: piped output (a log, `| less`, CI)
+    keeps an error or a trail line on one line whatever its length (boxes and tables are
+    still drawn to the width rich detects). `table`: for a table that is as wide as its cells
+    (never expanded), which is then never cut when piped."""
+    from rich.console import Console  # noqa: PLC0415 (rich loads when a command prints)
+
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    width = 10_000 if table else None
+    return Console(stderr=stderr, soft_wrap=True, highlight=False, width=width)
 
 
 def fail(message: str, code: int) -> typer.Exit:
     """Print one plain line saying what is wrong and what to do; return the Exit to raise."""
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -73,6 +101,8 @@ def plain_errors(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from triage.core.errors import TriageError  # noqa: PLC0415 (not needed for --help)
+
         try:
             return command(*args, **kwargs)
         except TriageError as e:
@@ -84,6 +114,11 @@ def plain_errors(command: Callable[P, R]) -> Callable[P, R]:
 def settings_with(kubeconfig: Path | None) -> Settings:
     """The settings root from the environment, with a --kubeconfig flag applied; a bad
     variable is a ConfigError naming it."""
+    from pydantic import ValidationError  # noqa: PLC0415 (the settings load when a command runs)
+
+    from triage.core.errors import ConfigError  # noqa: PLC0415
+    from triage.core.settings import Settings  # noqa: PLC0415
+
     try:
         settings = Settings()
     except ValidationError as e:
@@ -95,21 +130,3 @@ def settings_with(kubeconfig: Path | None) -> Settings:
     if kubeconfig is not None:
         settings.kube.kubeconfig = kubeconfig
     return settings
-
-
-def exit_for(run: CheckedRun) -> int:
-    """The exit status of a checked run: 0 only when verified.
-
-    An honest "inconclusive" is 1 whatever else the judge found missing; a rejection whose only
-    findings are things the request names that do not exist is 4 ("you named something that is
-    not there"), told apart from 5 ("the judge found the answer wrong")."""
-    draft = run.best.draft
-    if draft is None:
-        return EXIT_INCONCLUSIVE
-    if run.outcome is Outcome.REJECTED:
-        verdict = run.verdict
-        if draft.inconclusive:
-            return EXIT_INCONCLUSIVE
-        if verdict is not None and verdict.nonexistent and not verdict.missing:
-            return EXIT_NOT_FOUND
-    return OUTCOME_EXIT[run.outcome]

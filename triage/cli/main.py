@@ -1,41 +1,46 @@
-"""The `triage` command: investigate a live cluster, record a bundle, replay it (or the demo),
-serve.
+"""The `triage` command: investigate a live cluster (or from a saved Alertmanager notification),
+record a bundle, replay it (or the demo), serve; `version` and `completion`.
 
 Every command builds the product through the composition root (triage/app.py) and runs the
-one checked run; this module only parses options and prints. Exit statuses are those of
-triage/core/errors.py: 0 verified (the only "done"), 1 inconclusive, 2 usage or
-configuration, 3 the apiserver cannot be used, 4 something named does not exist, 5 rejected,
-6 budget_exhausted, 7 evaluator_unavailable, 8 unchecked, 9 a change waits for approval.
+one checked run; the bodies live in triage/cli/runs.py and are imported when a command runs,
+so `triage --help`, `triage version` and shell completion load no client library (their cost
+is measured by bench/cli_start.py). Exit statuses are those of triage/core/errors.py: 0
+verified (the only "done"), 1 inconclusive, 2 usage or configuration, 3 the apiserver cannot
+be used, 4 something named does not exist, 5 rejected, 6 budget_exhausted, 7
+evaluator_unavailable, 8 unchecked, 9 a change waits for approval.
+
+Options are spelled as kubectl spells them: `-n/--namespace` (default: the kubeconfig
+context's), `-A/--all-namespaces`, `--context`, `--kubeconfig` (a `:`-separated $KUBECONFIG is
+merged), `-o/--output`, `-h/--help`, `-v`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-import time
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from triage.app import App, Request, planner_for
+from triage import __version__
 from triage.cli.common import (
     ContextOpt,
     KubeconfigOpt,
     NamespaceOpt,
     Output,
     OutputOpt,
-    exit_for,
-    fail,
+    QuietOpt,
+    VerboseOpt,
     plain_errors,
-    settings_with,
+    trail_of,
 )
 from triage.cli.ops import ops_app
 from triage.cli.reports import reports_app
-from triage.core.bundles import Bundle, RecordingTools, demo_dir, demo_names
-from triage.core.errors import EXIT_OK, EXIT_USAGE, UsageError
-from triage.reports import render
-from triage.verification.loop import CheckedRun, Outcome
+
+HELP = {"help_option_names": ["-h", "--help"]}
+COMPLETE_VAR = "_TRIAGE_COMPLETE"
 
 app = typer.Typer(
     name="triage",
@@ -43,12 +48,12 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=HELP,
 )
 
 PromOpt = Annotated[
     str | None, typer.Option("--prometheus-url", help="Prometheus base URL (optional).")
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
 PlannerOpt = Annotated[
     str | None,
     typer.Option(
@@ -65,111 +70,71 @@ WaitOpt = Annotated[
         "(`triage ops approve ID`); then exit 9 with the operation still waiting.",
     ),
 ]
+AlertOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--alert",
+        help="Investigate from a saved Alertmanager webhook notification (JSON) instead of a "
+        "question: scoped by its labels, its annotations read as data; it never commands a "
+        "change.",
+    ),
+]
 
 
-def _short_args(args: dict[str, Any]) -> str:
-    text = " ".join(f"{k}={v}" for k, v in args.items() if k not in ("start", "end"))
-    return text if len(text) < 90 else text[:89] + "…"
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"triage {__version__}\n")
+        raise typer.Exit(0)
 
 
-def _run(
-    product: App, request: Request, *, quiet: bool, approval_wait_s: float = 0.0
-) -> CheckedRun:
-    """The checked run with live progress on a terminal, waiting for approvals if asked."""
-    console = Console(stderr=True)
-    goal = product.resolve_namespace(product.intake(request))
-    product.preflight(goal)  # fail plainly before any work
-    live = not quiet and console.is_terminal
-    status = console.status("starting…")
-
-    def on_progress(event: dict[str, Any]) -> None:
-        if "tool" in event:
-            status.update(f"running {event['tool']} {_short_args(event.get('args', {}))}")
-        elif event.get("node"):
-            status.update(f"{event['node']}…")
-
-    def on_wait(awaiting: list[dict[str, Any]]) -> None:
-        for op in awaiting:
-            console.print(
-                f"waiting for approval of {op['action']} {op['target']} "
-                f"(operation {op['operation']}): an approver runs `triage ops approve "
-                f"{op['operation']}`",
-                highlight=False,
-            )
-
-    progress = on_progress if live else None
-    if live:
-        status.start()
-    try:
-        run = product.checked_run(request, goal, on_progress=progress)
-        if run.outcome is Outcome.AWAITING_APPROVAL and approval_wait_s > 0:
-            status.stop()
-            if product.wait_for_approval(run, timeout_s=approval_wait_s, on_wait=on_wait):
-                if live:
-                    status.start()
-                run = product.checked_run(request, goal, on_progress=progress)
-    finally:
-        status.stop()
-    return run
-
-
-def _emit(run: CheckedRun, output: Output, extra: dict[str, Any] | None = None) -> int:
-    result = run.best
-    draft = result.draft
-    verification = run.summary()
-    if output is Output.json:
-        sys.stdout.write(
-            render.as_json(
-                draft,
-                result.evidence,
-                thread_id=result.thread_id,
-                verification=verification,
-                mutations=result.mutations,
-                awaiting=result.awaiting,
-                offers=[o.sentence() for o in result.goal.offers],
-                **(extra or {}),
-            )
-            + "\n"
-        )
-    elif draft is None:
-        sys.stdout.write("Nothing to investigate in that message.\n")
-    elif output is Output.markdown:
-        sys.stdout.write(render.markdown(draft, result.evidence))
-        sys.stdout.write(render.verification_markdown(verification))
-    else:
-        render.terminal(Console(), draft, result.evidence)
-        render.verification_terminal(Console(), verification)
-    if output is not Output.json:
-        for offer in result.goal.offers:  # mentioned, not commanded: said, never done
-            Console(stderr=True).print(
-                f"Not changed: you mentioned “{offer.sentence()}” without commanding it. To "
-                f'do it, run: triage investigate "{offer.sentence()}"',
-                highlight=False,
-            )
-    return exit_for(run)
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Incident triage for Kubernetes: evidence-backed root-cause analyses."""
 
 
 @app.command()
 @plain_errors
 def investigate(
-    question: Annotated[str, typer.Argument(help="What is wrong, in your own words.")],
+    question: Annotated[
+        str | None,
+        typer.Argument(help="What is wrong, in your own words (or --alert FILE)."),
+    ] = None,
     namespace: NamespaceOpt = None,
     context: ContextOpt = None,
     kubeconfig: KubeconfigOpt = None,
     prometheus_url: PromOpt = None,
     output: OutputOpt = Output.text,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     planner: PlannerOpt = None,
     approval_wait: WaitOpt = 0.0,
+    alert: AlertOpt = None,
 ) -> None:
     """Investigate a live cluster (read-only unless you command a change), write the RCA when
     asked, have it checked by the judge, and print it with its outcome."""
-    settings = settings_with(kubeconfig)
-    planner_for(settings, planner)  # a planner that cannot be built fails before any work
-    product = App.live(settings, context=context, prometheus_url=prometheus_url)
-    request = Request(words=question, namespace=namespace, planner=planner)
-    run = _run(product, request, quiet=quiet, approval_wait_s=approval_wait)
-    raise typer.Exit(_emit(run, output))
+    from triage.cli import runs  # noqa: PLC0415 (the product loads when a command runs)
+
+    raise typer.Exit(
+        runs.investigate(
+            question,
+            namespace=namespace,
+            context=context,
+            kubeconfig=kubeconfig,
+            prometheus_url=prometheus_url,
+            output=output,
+            trail=trail_of(verbose, quiet),
+            planner=planner,
+            approval_wait_s=approval_wait,
+            alert_file=alert,
+        )
+    )
 
 
 @app.command()
@@ -184,61 +149,26 @@ def record(
     prometheus_url: PromOpt = None,
     output: OutputOpt = Output.text,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     planner: PlannerOpt = None,
 ) -> None:
     """Investigate live (read-only) and write the evidence to a replayable incident bundle."""
-    settings = settings_with(kubeconfig)
-    planner_for(settings, planner)
-    product = App.live(settings, context=context, prometheus_url=prometheus_url, changes=False)
-    recorder = RecordingTools(product.tools)
-    product.tools = recorder
-    now = time.time()
-    request = Request(words=question, namespace=namespace, now=now, planner=planner)
-    run = _run(product, request, quiet=quiet)
-    bundle = recorder.bundle(
-        name=name or out.stem,
-        question=product.redactor.text(question),
-        namespace=run.best.goal.scope.namespace,
-        now=now,
-        source=product.source,
-    )
-    bundle.write(out)
-    Console(stderr=True).print(f"wrote {out} ({len(bundle.calls)} calls)", highlight=False)
-    raise typer.Exit(_emit(run, output))
+    from triage.cli import runs  # noqa: PLC0415
 
-
-def _bundle(name: str) -> Bundle:
-    names = demo_names()
-    if name not in names:
-        hint = f" To replay a recorded file, run `triage replay {name}`." if "." in name else ""
-        choices = ", ".join(names) or "none"
-        raise UsageError(f"no demo bundle {name!r}; choose one of: {choices}.{hint}")
-    return Bundle.read(demo_dir() / f"{name}.json")
-
-
-def _replay(
-    bundle: Bundle, output: Output, quiet: bool, planner: str, label: str, key: str = "replayed"
-) -> int:
-    """A recorded bundle through the product's checked run, offline; the exit status."""
-    settings = settings_with(None)
-    product, replay = App.replay(settings, bundle)
-    request = Request(
-        words=bundle.question, default_namespace=bundle.namespace, now=bundle.now, planner=planner
-    )
-    run = product.checked_run(request)
-    if output is not Output.json and not quiet:
-        Console(stderr=True).print(
-            f"[dim]Replaying {label}: {len(bundle.calls)} tool results recorded "
-            f"{bundle.recorded_at} from {bundle.source}.[/]\n[bold]Question:[/] {bundle.question}",
-            highlight=False,
+    raise typer.Exit(
+        runs.record(
+            question,
+            out,
+            name=name,
+            namespace=namespace,
+            context=context,
+            kubeconfig=kubeconfig,
+            prometheus_url=prometheus_url,
+            output=output,
+            trail=trail_of(verbose, quiet),
+            planner=planner,
         )
-    if replay.misses and not quiet:
-        Console(stderr=True).print(
-            f"[yellow]{len(replay.misses)} call(s) were not in the bundle and were answered "
-            "as errors[/] (the RCA says so).",
-            highlight=False,
-        )
-    return _emit(run, output, {key: label, "replay_misses": replay.misses})
+    )
 
 
 @app.command()
@@ -248,17 +178,12 @@ def demo(
     list_: Annotated[bool, typer.Option("--list", help="List the shipped bundles.")] = False,
     output: OutputOpt = Output.text,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Replay a recorded incident offline: no cluster, Slack or model needed."""
-    names = demo_names()
-    if list_:
-        for n in names:
-            sys.stdout.write(f"{n}\n")
-        raise typer.Exit(EXIT_OK)
-    if not names:
-        raise fail("no demo bundles are installed with this package.", EXIT_USAGE)
-    chosen = scenario or ("crashloop-bad-env" if "crashloop-bad-env" in names else names[0])
-    raise typer.Exit(_replay(_bundle(chosen), output, quiet, "rules", chosen, "demo"))
+    from triage.cli import runs  # noqa: PLC0415
+
+    raise typer.Exit(runs.demo(scenario, list_, output, trail_of(verbose, quiet)))
 
 
 @app.command()
@@ -267,21 +192,14 @@ def replay(
     file: Annotated[Path, typer.Argument(help="A bundle written by `triage record --out FILE`.")],
     output: OutputOpt = Output.text,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     planner: PlannerOpt = None,
 ) -> None:
     """Replay a recorded investigation offline (no cluster, Slack or model): the same planner
     over the same tool results gives the same RCA and outcome as when it was recorded."""
-    try:
-        bundle = Bundle.read(file)
-    except FileNotFoundError as e:
-        raise UsageError(
-            f"no bundle at {file}: write one with `triage record ... --out {file}`"
-        ) from e
-    except (ValueError, OSError) as e:
-        raise UsageError(
-            f"{file} is not a bundle written by `triage record` ({type(e).__name__})"
-        ) from e
-    raise typer.Exit(_replay(bundle, output, quiet, planner or "rules", str(file)))
+    from triage.cli import runs  # noqa: PLC0415
+
+    raise typer.Exit(runs.replay(file, output, trail_of(verbose, quiet), planner))
 
 
 @app.command()
@@ -302,22 +220,60 @@ def serve(
     prometheus_url: PromOpt = None,
     planner: PlannerOpt = None,
 ) -> None:
-    """Run the Slack bot: HTTP events on /slack/events (or Socket Mode with an app token),
-    /healthz and /metrics; and the review page on its own port (TRIAGE_REVIEW__PORT, 8081).
-    Configure them with TRIAGE_SLACK__* and TRIAGE_REVIEW__* (README: Slack, Reviewing)."""
-    from triage.web import review, server  # noqa: PLC0415 (the server's dependencies load here)
+    """Run the Slack bot: HTTP events on /slack/events (or Socket Mode with an app token), the
+    Alertmanager receiver on /alertmanager (TRIAGE_ALERTS__*), /healthz, /readyz and /metrics;
+    and the review page on its own port (TRIAGE_REVIEW__PORT, 8081). Configure them with
+    TRIAGE_SLACK__*, TRIAGE_ALERTS__* and TRIAGE_REVIEW__* (README: Slack, Alerts, Reviewing)."""
+    from triage.cli import runs  # noqa: PLC0415
 
-    settings = settings_with(kubeconfig)
-    if planner is not None:
-        settings.planner.kind = "llm" if planner == "llm" else "rules"
-    if demo_bundle is not None:
-        product, _ = App.replay(settings, _bundle(demo_bundle))
+    runs.serve(
+        demo_bundle,
+        host=host,
+        port=port,
+        context=context,
+        kubeconfig=kubeconfig,
+        prometheus_url=prometheus_url,
+        planner=planner,
+    )
+
+
+@app.command()
+def version(output: OutputOpt = Output.text) -> None:
+    """Print the version of this build (and whether the model libraries are installed)."""
+    from triage.cli import documents  # noqa: PLC0415
+
+    doc = documents.Version(
+        version=__version__, python=sys.version.split()[0], llm=_llm_installed()
+    )
+    if output in (Output.json, Output.yaml):
+        sys.stdout.write(documents.text(doc, output.value))
     else:
-        product = App.live(settings, context=context, prometheus_url=prometheus_url)
-    bot = server.build_bot(settings, product)
-    parts = review.build_review(settings, product)
-    page = review.asgi(parts) if parts is not None else None
-    server.serve(bot, host or settings.slack.host, port or settings.slack.port, page)
+        extra = "" if doc.llm else " (model libraries not installed: pip install 'triage[llm]')"
+        sys.stdout.write(f"triage {doc.version}, python {doc.python}{extra}\n")
+
+
+def _llm_installed() -> bool:
+    from importlib.util import find_spec  # noqa: PLC0415
+
+    return find_spec("langchain") is not None and find_spec("langchain_openai") is not None
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+@app.command()
+def completion(
+    shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
+) -> None:
+    """Print the shell completion script, e.g. `source <(triage completion bash)`, or
+    `triage completion fish > ~/.config/fish/completions/triage.fish`."""
+    from typer._completion_shared import get_completion_script  # noqa: PLC0415
+
+    script = get_completion_script(prog_name="triage", complete_var=COMPLETE_VAR, shell=shell.value)
+    sys.stdout.write(script.rstrip("\n") + "\n")
 
 
 app.add_typer(ops_app, name="ops")
@@ -325,4 +281,8 @@ app.add_typer(reports_app, name="reports")
 
 
 def main() -> None:
+    if COMPLETE_VAR in os.environ:  # the shell asks for completions: Typer's own classes
+        from typer._completion_classes import completion_init  # noqa: PLC0415
+
+        completion_init()
     app()

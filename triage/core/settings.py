@@ -357,6 +357,93 @@ class SlackSettings(BaseModel):
         return None if isinstance(value, str) and not value.strip() else value
 
 
+class AlertRoute(BaseModel):
+    """Alert groups whose labels all match `match` are posted to `channel` (first route wins)."""
+
+    match: dict[str, str] = Field(
+        default_factory=dict,
+        description="Label -> exact value the group's labels must have; `receiver` matches "
+        "the Alertmanager receiver's name. Empty: every group.",
+    )
+    channel: str = Field(min_length=1, description="Slack channel ID (C…) for the ticket.")
+
+
+class AlertSettings(BaseModel):
+    """The Alertmanager webhook receiver of `triage serve` (triage/web/alerts.py): each firing
+    alert group starts one investigation, posted as a ticket in the mapped channel."""
+
+    path: str = Field(
+        default="/alertmanager",
+        pattern=r"^/[A-Za-z0-9/_-]{1,100}$",
+        description="The receiver's route on the bot's port (Alertmanager's `webhook_configs` "
+        "url is http://triage:3000/alertmanager).",
+    )
+    bearer_token: SecretStr | None = Field(
+        default=None,
+        description="Token Alertmanager sends as `Authorization: Bearer …` (its http_config "
+        "`authorization.credentials`). Unset, with no basic auth: the receiver is off.",
+    )
+    bearer_token_file: Path | None = Field(
+        default=None,
+        description="File holding the bearer token (a mounted Secret); read at start.",
+    )
+    basic_username: str | None = Field(
+        default=None, description="User for HTTP basic auth (http_config `basic_auth`)."
+    )
+    basic_password: SecretStr | None = Field(
+        default=None, description="Password for HTTP basic auth."
+    )
+    channel: str | None = Field(
+        default=None,
+        description="Slack channel ID for groups no route matches. Unset: such a group is "
+        "answered 200 and counted as unrouted (triage_alerts_total), never investigated.",
+    )
+    routes: list[AlertRoute] = Field(
+        default_factory=list,
+        description="Channel per label match, first match wins, e.g. "
+        '[{"match": {"namespace": "shop"}, "channel": "C0SHOP"}].',
+    )
+    max_investigations: int = Field(
+        default=5,
+        ge=1,
+        le=100,
+        description="Alert groups investigated per channel per `window_s`; more in the same "
+        "window are a storm: counted and listed in one summary message, not investigated "
+        "(a later notification of the same group, after the storm, starts it). Five is as "
+        "many incident threads as an on-call engineer reads at once.",
+    )
+    window_s: float = Field(
+        default=300.0,
+        ge=10,
+        le=86_400,
+        description="The storm window, seconds: Alertmanager's own group_interval default.",
+    )
+    max_body_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=64 * 1024,
+        description="Largest notification read, bytes (413 beyond). A group of 1,000 alerts "
+        "with their labels and annotations stays under 4 MiB.",
+    )
+
+    @field_validator("bearer_token", "basic_password", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _basic_is_a_pair(self) -> AlertSettings:
+        if (self.basic_username is None) != (self.basic_password is None):
+            msg = "alerts.basic_username and alerts.basic_password go together"
+            raise ValueError(msg)
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        """On when it can authenticate Alertmanager (a token or basic auth is set)."""
+        auth = self.bearer_token or self.bearer_token_file or self.basic_username
+        return bool(auth)
+
+
 class ReviewSettings(BaseModel):
     """The review page (`triage serve`, triage/web/review.py): its own listener, so it can be
     exposed (port-forward, a Service, an Ingress) without exposing the Slack endpoint, and
@@ -450,6 +537,7 @@ class Settings(BaseSettings):
     mutations: MutationSettings = Field(default_factory=MutationSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
     worker_model: ModelSettings = Field(
         default_factory=ModelSettings, description="The LLM planner's model (role: worker)."
     )

@@ -69,10 +69,13 @@ class TicketView:
     changes: list[str] = field(default_factory=list)
     no_report: str = m.NO_REPORT  # what the Report line says when there is none
     report_url: str | None = None  # the review page's link for the report (settings.review)
+    alert: str | None = None  # the Alertmanager group's line (messages.alert_line)
 
     def text(self) -> str:
         """The plain-text fallback (notifications, screen readers) carries the outcome too."""
         parts = [f"{m.TICKET_HEADER}: {self.title}", f"{m.LABEL_STATUS}: {self.status}"]
+        if self.alert:
+            parts.append(f"{m.LABEL_ALERT}: {self.alert}")
         if self.outcome:
             parts.append(f"{m.LABEL_OUTCOME}: {self.outcome}. {m.outcome_line(self.outcome)}")
         if self.report:
@@ -88,6 +91,9 @@ class TicketView:
             HeaderBlock(text=PlainTextObject(text=_clip(self.title, HEADER_CHARS))),
             SectionBlock(fields=fields),
         ]
+        if self.alert:
+            text = f"*{m.LABEL_ALERT}:* {self.alert}"
+            out.append(SectionBlock(text=MarkdownTextObject(text=_clip(text, SECTION_CHARS))))
         if self.outcome:
             said = f"*{m.LABEL_OUTCOME}:* `{self.outcome}`\n{m.outcome_line(self.outcome)}"
             out.append(SectionBlock(text=MarkdownTextObject(text=said)))

@@ -25,7 +25,27 @@ from tools.redact import Redactor
 from triage.core.settings import SlackSettings
 
 METADATA_EVENT = "triage_message"
-_READS = frozenset({"conversations.replies", "chat.getPermalink"})
+#: Every Web API method the bot calls, and the bot token scopes it needs (Slack's method
+#: documentation). The Slack app manifest (helm/slack-app-manifest.yaml) asks for exactly the
+#: union of these and `EVENT_SCOPES`, and a test holds the three together with this module.
+METHOD_SCOPES: dict[str, tuple[str, ...]] = {
+    "auth.test": (),
+    "chat.postMessage": ("chat:write",),
+    "chat.update": ("chat:write",),
+    "chat.postEphemeral": ("chat:write",),
+    "chat.getPermalink": (),
+    "reactions.add": ("reactions:write",),
+    # crash recovery and the review buttons read the thread; alert tickets read the channel
+    "conversations.replies": ("channels:history", "groups:history"),
+    "conversations.history": ("channels:history", "groups:history"),
+    "files.getUploadURLExternal": ("files:write",),
+    "files.completeUploadExternal": ("files:write",),
+    "views.open": (),
+}
+#: The events the bolt app listens to (triage/slack/app.py), and the scopes they need.
+EVENT_SCOPES: dict[str, tuple[str, ...]] = {"app_mention": ("app_mentions:read",)}
+
+_READS = frozenset({"conversations.replies", "conversations.history", "chat.getPermalink"})
 
 
 class SlackError(Exception):
@@ -158,6 +178,21 @@ class Slack:
             "conversations.replies",
             channel=channel,
             ts=thread_ts,
+            include_all_metadata=True,
+            limit=200,
+        )
+        for message in data.get("messages") or []:
+            payload = (message.get("metadata") or {}).get("event_payload") or {}
+            if payload.get("marker") == marker:
+                return str(message["ts"])
+        return None
+
+    async def find_top(self, channel: str, marker: str, oldest: str) -> str | None:
+        """The ts of our top-level message carrying `marker`, posted at or after `oldest`."""
+        data = await self._call(
+            "conversations.history",
+            channel=channel,
+            oldest=oldest,
             include_all_metadata=True,
             limit=200,
         )

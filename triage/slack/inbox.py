@@ -55,6 +55,7 @@ CREATE INDEX IF NOT EXISTS slack_inbox_due ON slack_inbox (state, lease_until);
 class Kind(StrEnum):
     MENTION = "mention"  # an app_mention: a question or a request
     ACTION = "action"  # a button click (approve / refuse)
+    ALERT = "alert"  # an Alertmanager group's notification (triage/web/alerts.py)
 
 
 class State(StrEnum):

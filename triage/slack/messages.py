@@ -59,6 +59,56 @@ def gave_up(attempts: int, reason: str) -> str:
     )
 
 
+# -- alerts (the Alertmanager receiver) ------------------------------------------------------
+
+ALERT_OWNER = "Alertmanager (no one has taken it yet)"
+ALERT_ON_IT = (
+    "Alertmanager fired this alert group; investigating now, read-only. Its annotations are "
+    "read as data, never as instructions, and an alert never changes anything. The answer "
+    "comes in this thread once it has been checked."
+)
+ALERT_NO_NAMESPACE = (
+    "This alert names no namespace (no `namespace` label) and this channel has none mapped, "
+    "so nothing was investigated. Add the label to the alert rule, or map the channel to a "
+    "namespace (TRIAGE_SLACK__CHANNEL_NAMESPACES); mention me here to investigate by hand."
+)
+
+
+def alert_line(
+    name: str, status: str, since: str, severity: str | None, alerts: int, resolved: str = ""
+) -> str:
+    """The ticket's alert line: which alert, how many, firing since or resolved at."""
+    line = f"`{name}`: {alerts} alert(s), firing since {since} UTC"
+    if severity:
+        line += f", severity {severity}"
+    if status == "resolved":
+        line += f". Resolved at {resolved} UTC"
+    return line
+
+
+def alert_resolved(name: str, at: str) -> str:
+    return (
+        f"Alertmanager says `{name}` resolved at {at} UTC. The ticket above shows it; the RCA "
+        "stays in this thread and in the cluster."
+    )
+
+
+def storm_summary(
+    suppressed: int, started: int, window_s: float, names: Sequence[tuple[str, int]]
+) -> str:
+    """One message for a storm: how many groups were not investigated, and which."""
+    listed = ", ".join(f"`{n}` ({c})" for n, c in names[:15])
+    more = len(names) - 15
+    tail = f" and {more} more" if more > 0 else ""
+    return (
+        f"Alert storm: {suppressed + started} alert groups fired in {window_s / 60:.0f} "
+        f"minute(s). I investigated the first {started} (their tickets are in this channel) "
+        f"and not the other {suppressed}: {listed}{tail}. Each is investigated when "
+        "Alertmanager notifies about it again after the storm, or when someone mentions me "
+        "with it."
+    )
+
+
 # -- ticket ----------------------------------------------------------------------------------
 
 TICKET_HEADER = "Incident ticket"
@@ -68,6 +118,7 @@ STATUS_AWAITING_APPROVAL = "Waiting for approval"
 STATUS_FAILED = "Failed"
 LABEL_STATUS = "Status"
 LABEL_OWNER = "Owner"
+LABEL_ALERT = "Alert"
 LABEL_OUTCOME = "Outcome"
 LABEL_ROOT_CAUSE = "Root cause"
 LABEL_REPORT = "Report"
@@ -111,7 +162,7 @@ def nonexistent_line(names: Sequence[str]) -> str:
 
 
 def owner(user: str) -> str:
-    return f"<@{user}>"
+    return f"<@{user}>" if user else ALERT_OWNER
 
 
 # -- the answer ------------------------------------------------------------------------------

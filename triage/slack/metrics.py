@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-KINDS = ("mention", "action")
+KINDS = ("mention", "action", "alert")
 
 REQUESTS_ACCEPTED = Counter(
     "triage_slack_requests_accepted", "Requests written to the inbox (first delivery).", ["kind"]
@@ -34,7 +34,17 @@ ACK_SECONDS = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0),
 )
 
+ALERTS = Counter(
+    "triage_alerts",
+    "Alertmanager notifications by what they did: started (an investigation), duplicate (of "
+    "an open group), suppressed (a storm), resolved, ignored, unrouted, refused.",
+    ["result"],
+)
+ALERT_RESULTS = ("started", "duplicate", "suppressed", "resolved", "ignored", "unrouted", "refused")
+
 REQUESTS_IGNORED.labels(reason="bot")
+for _result in ALERT_RESULTS:
+    ALERTS.labels(result=_result)
 for _kind in KINDS:
     for _c in (
         REQUESTS_ACCEPTED,

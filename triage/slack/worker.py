@@ -111,6 +111,7 @@ class Worker:
         | None = None,
         review: Callable[[Worker, Claimed, Messages], Awaitable[None]] | None = None,
         offer: Callable[[Worker, Claimed, Messages, CheckedRun], Awaitable[None]] | None = None,
+        alert: Callable[[Worker, Claimed, Messages], Awaitable[None]] | None = None,
     ) -> None:
         self.inbox = inbox
         self.slack = slack
@@ -120,6 +121,7 @@ class Worker:
         self.ask = ask
         self.review = review
         self.offer = offer
+        self.alert = alert
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(settings.workers)
@@ -177,7 +179,10 @@ class Worker:
             await self._give_up(claimed, messages, m.CRASHED)
             return
         try:
-            if claimed.inbound.kind is Kind.ACTION:
+            if claimed.inbound.kind is Kind.ALERT:
+                if self.alert is not None:
+                    await self.alert(self, claimed, messages)
+            elif claimed.inbound.kind is Kind.ACTION:
                 reviewing = claimed.inbound.data.get("action_id") in blocks.REVIEW_ACTIONS
                 handler = self.review if reviewing else self.decide
                 if handler is not None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from kubernetes import client as k8s
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
@@ -34,17 +35,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from tools.errors import ToolError
+from tools.kube_call import call_raw
 from tools.redact import cap
 from triage.app import App
 from triage.core import retention
 from triage.core.errors import ConfigError
 from triage.core.settings import Settings
 from triage.slack import approvals, reviews
+from triage.slack.alert_groups import AlertGroups
+from triage.slack.alert_tickets import AlertTickets
 from triage.slack.app import Identity, build_app
 from triage.slack.client import Slack, SlackError, web_client
 from triage.slack.inbox import Inbox, InboxError, State
 from triage.slack.worker import Worker
 from triage.web import limits
+from triage.web.alerts import Receiver
 from triage.web.limits import Limits, RefusalLog, Refused
 from triage.web.review import server_config
 
@@ -63,6 +69,9 @@ class Bot:
     identity: Identity
     worker: Worker
     app: AsyncApp
+    product: App | None = None
+    groups: AlertGroups | None = None  # the Alertmanager receiver's, when it is on
+    receiver: Receiver | None = None
 
     async def start(self) -> None:
         try:
@@ -98,6 +107,8 @@ class Bot:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self.inbox.close()
+        if self.groups is not None:
+            self.groups.close()
 
 
 def inbox_path(settings: Settings) -> Path:
@@ -125,6 +136,16 @@ def build_bot(settings: Settings, product: App) -> Bot:
     limit = slack_settings.max_mention_chars
     inbox = Inbox(inbox_path(settings), clean=lambda text: redactor.text(cap(text, limit)))
     slack = Slack(client, redactor)
+    alerts = settings.alerts
+    groups = (
+        AlertGroups(
+            inbox_path(settings),
+            max_investigations=alerts.max_investigations,
+            window_s=alerts.window_s,
+        )
+        if alerts.enabled
+        else None
+    )
     worker = Worker(
         inbox,
         slack,
@@ -134,10 +155,14 @@ def build_bot(settings: Settings, product: App) -> Bot:
         ask=approvals.ask,
         review=reviews.decide,
         offer=approvals.offer,
+        alert=AlertTickets(groups) if groups is not None else None,
     )
     identity = Identity(client)
     app = build_app(slack_settings, inbox, identity, kick=worker.kick)
-    return Bot(settings, inbox, identity, worker, app)
+    receiver = (
+        Receiver(alerts, inbox, groups, redactor, worker.kick) if groups is not None else None
+    )
+    return Bot(settings, inbox, identity, worker, app, product, groups, receiver)
 
 
 def starlette_app(bot: Bot) -> Starlette:
@@ -155,6 +180,17 @@ def starlette_app(bot: Bot) -> Starlette:
         return JSONResponse(
             {"ok": True, "queued": queued, "slack_identity": bot.identity.data is not None}
         )
+
+    async def livez(_: Request) -> Response:
+        return PlainTextResponse("ok")  # the event loop answers: alive
+
+    readiness = Readiness(bot)
+
+    async def readyz(_: Request) -> Response:
+        problems = await readiness.problems()
+        if problems:
+            return JSONResponse({"ready": False, "problems": problems}, status_code=503)
+        return JSONResponse({"ready": True})
 
     async def metrics(_: Request) -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
@@ -174,11 +210,52 @@ def starlette_app(bot: Bot) -> Starlette:
 
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/livez", livez, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
     if events is not None:  # Socket Mode alone: no HTTP endpoint for events at all
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
+    if bot.receiver is not None:
+        routes.append(Route(bot.settings.alerts.path, bot.receiver.endpoint, methods=["POST"]))
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+class Readiness:
+    """Ready means able to take a request: the inbox can be written to and the apiserver
+    answers (a replay-only bot has no apiserver). Checked at most every `CACHE_S`, each check
+    bounded by the kube timeout, so a probe storm costs nothing."""
+
+    CACHE_S = 5.0
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self._at = 0.0
+        self._last: list[str] = []
+        self._lock = asyncio.Lock()
+
+    def _check(self) -> list[str]:
+        problems = []
+        try:
+            self.bot.inbox.count(State.QUEUED)
+        except sqlite3.Error as e:
+            problems.append(f"inbox: {type(e).__name__}")
+        product = self.bot.product
+        api = product.api_client if product is not None else None
+        if api is not None:
+            timeout = min(self.bot.settings.kube.timeout_s, 5.0)
+            try:
+                call_raw(k8s.VersionApi(api).get_code, timeout_s=timeout)
+            except ToolError as e:
+                problems.append(f"apiserver: {e.kind.value}")
+        return problems
+
+    async def problems(self) -> list[str]:
+        async with self._lock:
+            if time.monotonic() - self._at >= self.CACHE_S:
+                self._last = await asyncio.to_thread(self._check)
+                self._at = time.monotonic()
+            return self._last
 
 
 def events_endpoint(bot: Bot, verifier: SignatureVerifier) -> Endpoint:

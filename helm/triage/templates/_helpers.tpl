@@ -154,3 +154,44 @@ precondition) and deletes or evicts it. Silences are Alertmanager's: no Kubernet
   verbs: [create]
 {{- end }}
 {{- end -}}
+
+{{/* An Ingress: (dict "ctx" $ "name" NAME "values" {className, host, annotations, tls}
+"paths" [{path, type}] "service" SERVICE "port" PORT-NAME). Both Ingresses of the chart (the
+Slack events' and the review page's) are this one shape. */}}
+{{- define "triage.ingress" -}}
+{{- $v := .values }}
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: {{ .name }}
+  namespace: {{ .ctx.Release.Namespace }}
+  labels:
+    {{- include "triage.componentLabels" (dict "ctx" .ctx "component" "agent") | nindent 4 }}
+  {{- with $v.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  {{- with $v.className }}
+  ingressClassName: {{ . }}
+  {{- end }}
+  {{- with $v.tls }}
+  tls:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  rules:
+    - {{- with $v.host }}
+      host: {{ . | quote }}
+      {{- end }}
+      http:
+        paths:
+          {{- range .paths }}
+          - path: {{ .path }}
+            pathType: {{ .type }}
+            backend:
+              service:
+                name: {{ $.service }}
+                port:
+                  name: {{ $.port }}
+          {{- end }}
+{{- end -}}

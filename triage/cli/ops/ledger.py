@@ -1,4 +1,5 @@
-"""`triage ops`: the ledger from a terminal — list, show, approve, refuse, undo.
+"""The bodies of `triage ops` (its options are in triage/cli/ops/__init__.py): the ledger from
+a terminal — list, show, approve, refuse, undo.
 
 Reading and deciding use your own kubeconfig identity (`--as USER` impersonates, as kubectl
 does): the apiserver says who you are (a SelfSubjectReview), and that name is what the policy's
@@ -21,11 +22,11 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any, Literal
 
 import typer
 from kubernetes import client as k8s
-from rich.console import Console
+from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 
 from policies.model import MutationPolicy
@@ -35,41 +36,47 @@ from tools.mutate.registry import MutateRegistry, Outcome
 from tools.results import ErrorKind, ToolStatus
 from triage.agent import changes
 from triage.app import App, kube_client, mutate_registry
-from triage.cli.common import (
-    ContextOpt,
-    KubeconfigOpt,
-    fail,
-    plain_errors,
-    settings_with,
-)
+from triage.cli import documents
+from triage.cli.common import Output, console, fail, settings_with
 from triage.core.errors import EXIT_CLUSTER, EXIT_NOT_FOUND, EXIT_OK
 
 EXIT_NOT_DONE = 1
 EXIT_REFUSED = 5
 
-ops_app = typer.Typer(
-    name="ops",
-    help="The ledger of changes Triage made or was asked to make: list, show, approve, undo.",
-    no_args_is_help=True,
-)
 
-AsOpt = Annotated[
-    str | None, typer.Option("--as", help="Act as this user (impersonation, like kubectl --as).")
-]
-PolicyOpt = Annotated[
-    Path | None, typer.Option("--policy", help="Policy file (default: TRIAGE_POLICY_FILE).")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-IdArg = Annotated[str, typer.Argument(help="Operation ID (see `triage ops list`).")]
-DigestOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--digest",
-        help="The argument digest you checked (`triage ops show` prints it); default: the "
-        "digest of the arguments printed now.",
-    ),
-]
+class OperationDoc(Operation):
+    """`triage ops show`: one Operation of the ledger, as the ledger records it."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    api_version: Literal["cli.triage.dev/v1"] = Field(
+        default=documents.API_VERSION, alias="apiVersion"
+    )
+    kind: Literal["Operation"] = "Operation"
+    digest: str = Field(default="", description="The digest an approval binds to.")
+
+
+class OperationList(documents.Document):
+    """`triage ops list`: the ledger, oldest first."""
+
+    kind: Literal["OperationList"] = "OperationList"
+    items: list[Operation]
+
+
+class OperationOutcome(documents.Document):
+    """`triage ops approve|refuse|undo`: what the command did and the operation it left."""
+
+    kind: Literal["OperationOutcome"] = "OperationOutcome"
+    result: dict[str, Any] = Field(description="The tool envelope: status, excerpt, error kind.")
+    operation: Operation | None
+    decision: Literal["approved", "refused"] | None = None
+    by: str | None = Field(default=None, description="Who decided (the apiserver's name).")
+
+
+MODELS: dict[str, type[BaseModel]] = {
+    "Operation": OperationDoc,
+    "OperationList": OperationList,
+    "OperationOutcome": OperationOutcome,
+}
 
 _fail = fail
 
@@ -145,12 +152,15 @@ def _age(op: Operation) -> str:
     return f"{max(seconds, 0)}s"
 
 
-def _emit_outcome(outcome: Outcome, as_json: bool) -> int:
+def _machine(output: Output) -> bool:
+    return output in (Output.json, Output.yaml)
+
+
+def _emit_outcome(outcome: Outcome, output: Output, **extra: Any) -> int:
     op = outcome.operation
-    if as_json:
-        doc: dict[str, Any] = {"result": outcome.result.model_dump(mode="json")}
-        doc["operation"] = op.model_dump(mode="json") if op else None
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    if _machine(output):
+        doc = OperationOutcome(result=outcome.result.model_dump(mode="json"), operation=op, **extra)
+        sys.stdout.write(documents.text(doc, output.value))
     else:
         sys.stdout.write(outcome.result.excerpt + "\n")
     if outcome.result.status is ToolStatus.OK:
@@ -164,18 +174,13 @@ def _emit_outcome(outcome: Outcome, as_json: bool) -> int:
     return EXIT_NOT_DONE
 
 
-@ops_app.command("list")
-@plain_errors
 def list_(
-    phase: Annotated[
-        str | None, typer.Option("--phase", help="Only this phase, e.g. AwaitingApproval.")
-    ] = None,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    as_user: AsOpt = None,
-    as_json: JsonOpt = False,
+    phase: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
+    as_user: str | None,
+    output: Output,
 ) -> None:
-    """Every operation in the ledger, oldest first."""
     s = _Session(kubeconfig, context, as_user, None)
     try:
         ops = s.ledger.list()
@@ -183,36 +188,50 @@ def list_(
         raise _ledger_error(e) from e
     if phase:
         ops = [o for o in ops if o.phase.value.lower() == phase.lower()]
-    if as_json:
-        sys.stdout.write(json.dumps([o.model_dump(mode="json") for o in ops], indent=2) + "\n")
+    if _machine(output):
+        sys.stdout.write(documents.text(OperationList(items=ops), output.value))
         raise typer.Exit(EXIT_OK)
     if not ops:
         sys.stdout.write("No operations.\n")
         raise typer.Exit(EXIT_OK)
+    columns = ("ID", "ACTION", "TARGET", "PHASE", "APPROVER", "AGE")
+    rows = [
+        (
+            o.id,
+            o.action,
+            str(o.target),
+            o.phase.value,
+            o.approval.approver if o.approval else (o.refused_by or ""),
+            _age(o),
+        )
+        for o in ops
+    ]
+    if output is Output.markdown:
+        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        sys.stdout.write("\n".join(lines) + "\n")
+        raise typer.Exit(EXIT_OK)
     table = Table(box=None, header_style="bold")
-    for col in ("ID", "ACTION", "TARGET", "PHASE", "APPROVER", "AGE"):
-        table.add_column(col)
-    for o in ops:
-        approver = o.approval.approver if o.approval else (o.refused_by or "")
-        table.add_row(o.id, o.action, str(o.target), o.phase.value, approver, _age(o))
-    Console(width=200).print(table)
+    for col in columns:
+        table.add_column(col, no_wrap=True)
+    for r in rows:
+        table.add_row(*r)
+    console(table=True).print(table)
     raise typer.Exit(EXIT_OK)
 
 
-@ops_app.command()
-@plain_errors
 def show(
-    op_id: IdArg,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    as_user: AsOpt = None,
-    as_json: JsonOpt = False,
+    op_id: str,
+    kubeconfig: Path | None,
+    context: str | None,
+    as_user: str | None,
+    output: Output,
 ) -> None:
-    """One operation: what was asked, the plan, before and after, approval, inverse."""
     s = _Session(kubeconfig, context, as_user, None)
     op = s.get(op_id)
-    if as_json:
-        sys.stdout.write(json.dumps(op.model_dump(mode="json"), indent=2) + "\n")
+    if _machine(output):
+        doc = OperationDoc(**op.model_dump(), digest=changes.digest_of(op))
+        sys.stdout.write(documents.text(doc, output.value))
         raise typer.Exit(EXIT_OK)
     plan = {k: v for k, v in op.plan.items() if k != "template"}
     lines = [
@@ -275,28 +294,25 @@ def _decision_lines(s: _Session, op: Operation) -> list[str]:
     return lines
 
 
-@ops_app.command()
-@plain_errors
 def approve(
-    op_id: IdArg,
-    apply: Annotated[
-        bool, typer.Option("--apply/--no-apply", help="Apply it right after approving.")
-    ] = True,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    as_user: AsOpt = None,
-    policy_file: PolicyOpt = None,
-    as_json: JsonOpt = False,
-    digest: DigestOpt = None,
+    op_id: str,
+    apply: bool,
+    kubeconfig: Path | None,
+    context: str | None,
+    as_user: str | None,
+    policy_file: Path | None,
+    output: Output,
+    digest: str | None,
 ) -> None:
-    """Approve an operation as yourself: exactly its arguments, once, until it expires."""
     s = _Session(kubeconfig, context, as_user, policy_file)
     op = s.get(op_id)
     me = s.whoami()
     shown = changes.digest_of(op)
-    sys.stdout.write(
-        f"{op_id}: {op.action} {op.target} {json.dumps(op.args, sort_keys=True)} ({shown})\n"
-    )
+    what = f"{op_id}: {op.action} {op.target} {json.dumps(op.args, sort_keys=True)} ({shown})"
+    if _machine(output):
+        console(stderr=True).print(what, highlight=False, markup=False)
+    else:
+        sys.stdout.write(what + "\n")
     try:
         changes.approve(s.ledger, s.policy(), op_id, me, digest=digest or shown, via="cli")
     except Refused as e:
@@ -306,22 +322,27 @@ def approve(
     except ToolError as e:
         raise _fail(f"could not record the approval: {e}", EXIT_CLUSTER) from e
     if not apply:
-        sys.stdout.write(f"{op_id} approved by {me}; it will be applied when its run resumes.\n")
+        said = f"{op_id} approved by {me}; it will be applied when its run resumes."
+        if _machine(output):
+            ok = {"tool": "ops.approve", "args": {}, "status": "ok", "excerpt": said}
+            doc = OperationOutcome(result=ok, operation=s.get(op_id), decision="approved", by=me)
+            sys.stdout.write(documents.text(doc, output.value))
+        else:
+            sys.stdout.write(said + "\n")
         raise typer.Exit(EXIT_OK)
-    raise typer.Exit(_emit_outcome(s.registry().resume(op_id), as_json))
+    outcome = s.registry().resume(op_id)
+    raise typer.Exit(_emit_outcome(outcome, output, decision="approved", by=me))
 
 
-@ops_app.command()
-@plain_errors
 def refuse(
-    op_id: IdArg,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    as_user: AsOpt = None,
-    policy_file: PolicyOpt = None,
-    digest: DigestOpt = None,
+    op_id: str,
+    kubeconfig: Path | None,
+    context: str | None,
+    as_user: str | None,
+    policy_file: Path | None,
+    output: Output,
+    digest: str | None,
 ) -> None:
-    """Refuse an operation that waits for approval; it will never be applied."""
     s = _Session(kubeconfig, context, as_user, policy_file)
     op = s.get(op_id)
     me = s.whoami()
@@ -333,25 +354,30 @@ def refuse(
         raise _fail(str(e), EXIT_REFUSED) from e
     except ToolError as e:
         raise _fail(f"could not record the refusal: {e}", EXIT_CLUSTER) from e
-    sys.stdout.write(f"{op_id} refused by {me}; nothing will be changed.\n")
+    said = f"{op_id} refused by {me}; nothing will be changed."
     try:  # close the operation now (the run that asked would close it when it resumes)
-        s.registry().resume(op_id)
+        closed: Outcome | None = s.registry().resume(op_id)
     except ToolError as e:
-        sys.stdout.write(f"(the operation is closed when its run resumes: {e})\n")
+        closed = None
+        said += f" (the operation is closed when its run resumes: {e})"
+    if _machine(output):
+        ok = {"tool": "ops.refuse", "args": {}, "status": "ok", "excerpt": said}
+        op_now = closed.operation if closed is not None else s.get(op_id)
+        doc = OperationOutcome(result=ok, operation=op_now, decision="refused", by=me)
+        sys.stdout.write(documents.text(doc, output.value))
+    else:
+        sys.stdout.write(said + "\n")
     raise typer.Exit(EXIT_OK)
 
 
-@ops_app.command()
-@plain_errors
 def undo(
-    op_id: IdArg,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    as_user: AsOpt = None,
-    policy_file: PolicyOpt = None,
-    as_json: JsonOpt = False,
+    op_id: str,
+    kubeconfig: Path | None,
+    context: str | None,
+    as_user: str | None,
+    policy_file: Path | None,
+    output: Output,
 ) -> None:
-    """Apply a succeeded operation's recorded inverse, as a new ledgered operation."""
     s = _Session(kubeconfig, context, as_user, policy_file)
     s.get(op_id)
     me = s.whoami()
@@ -359,4 +385,4 @@ def undo(
         outcome = s.registry().undo(op_id, requested_by=f"kube:{me}", requested_via="cli")
     except ToolError as e:
         raise _ledger_error(e) from e
-    raise typer.Exit(_emit_outcome(outcome, as_json))
+    raise typer.Exit(_emit_outcome(outcome, output))

@@ -14,7 +14,7 @@ import httpx
 
 from tests.slack.support import CHANNEL, SECRET, free_port, mention, sign, user_message
 from tests.support.fake_slack import FakeSlack
-from triage.slack.inbox import Inbox
+from triage.slack.inbox_sqlite import SqliteInbox as Inbox
 
 WRITE_RCA = (
     "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, "

@@ -53,8 +53,9 @@ def test_every_ci_values_file_renders_a_hardened_agent(helm: Helm, values: Path)
     assert sc["allowPrivilegeEscalation"] is False
     assert sc["capabilities"]["drop"] == ["ALL"]
     assert container["resources"]["limits"]["memory"]
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    # ready only while the state store (SQLite inbox, or the shared Postgres) answers
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert pod["serviceAccountName"] == "triage"
     # Credentials come from an existing Secret by reference, never as literal values.
     for env in container["env"]:

@@ -51,7 +51,11 @@ def _record(point: str) -> int:
 
 
 def _die() -> None:
+    """SIGKILL the whole `triage serve` (the acking process and its worker process, as a
+    container is killed) when it runs in a session of its own, else this process."""
     sys.stdout.flush()
+    if os.getsid(0) == os.getpgrp():
+        os.killpg(os.getpgrp(), signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -301,6 +301,10 @@ def serve(
     kubeconfig: KubeconfigOpt = None,
     prometheus_url: PromOpt = None,
     planner: PlannerOpt = None,
+    role: Annotated[
+        str,
+        typer.Option(hidden=True, help="serve (default) or worker: the investigations' process."),
+    ] = "serve",
 ) -> None:
     """Run the Slack bot: HTTP events on /slack/events (or Socket Mode with an app token),
     /healthz and /metrics; and the review page on its own port (TRIAGE_REVIEW__PORT, 8081).
@@ -315,6 +319,9 @@ def serve(
     else:
         product = App.live(settings, context=context, prometheus_url=prometheus_url)
     bot = server.build_bot(settings, product)
+    if role == "worker":  # started by `triage serve` itself (triage/web/workers.py)
+        server.work(bot)
+        return
     parts = review.build_review(settings, product)
     page = review.asgi(parts) if parts is not None else None
     server.serve(bot, host or settings.slack.host, port or settings.slack.port, page)

@@ -43,13 +43,14 @@ from triage.core.settings import Settings
 from triage.slack import approvals, reviews
 from triage.slack import metrics as slack_metrics
 from triage.slack.app import Identity, build_app
-from triage.slack.client import Slack, SlackError, web_client
+from triage.slack.client import Slack, SlackError, open_session, web_client
 from triage.slack.inbox import Inbox, InboxError, State
 from triage.slack.inbox_sqlite import SqliteInbox
 from triage.slack.worker import Worker
 from triage.web import limits
 from triage.web.limits import Limits, RefusalLog, Refused
 from triage.web.review import server_config
+from triage.web.workers import WorkerProcess, run_worker, worker_argv
 
 log = logging.getLogger("triage.server")
 EVENTS_PATH = "/slack/events"
@@ -66,14 +67,23 @@ class Bot:
     identity: Identity
     worker: Worker
     app: AsyncApp
+    kick: Kick
+    work: bool = True  # run the worker here; False: another process does (workers.py)
 
     async def start(self) -> None:
+        self._session = open_session(self.settings.slack)
+        self.worker.slack.client.session = self._session  # one session for every call
+        self.identity.client.session = self._session
         try:
             await self.identity.load()
         except SlackError as e:  # retried on the first request; /healthz says so meanwhile
             log.warning("auth.test failed (%s); will retry on the first request", e)
-        self._task = asyncio.create_task(self.worker.run())
-        self._pruning = asyncio.create_task(self._prune_forever())
+        self._tasks = []
+        if self.work:
+            self._tasks = [
+                asyncio.create_task(self.worker.run()),
+                asyncio.create_task(self._prune_forever()),
+            ]
 
     async def _prune_forever(self) -> None:
         state = self.settings.state
@@ -96,11 +106,22 @@ class Bot:
 
     async def stop(self) -> None:
         await self.worker.stop()
-        for task in (self._task, self._pruning):
+        for task in self._tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self.inbox.close()
+        await self._session.close()
+
+
+class Kick:
+    """Where "a request arrived" goes: the worker in this process, or the worker process."""
+
+    def __init__(self, target: Callable[[], None]) -> None:
+        self.target = target
+
+    def __call__(self) -> None:
+        self.target()
 
 
 def inbox_path(settings: Settings) -> Path:
@@ -150,8 +171,9 @@ def build_bot(settings: Settings, product: App) -> Bot:
         offer=approvals.offer,
     )
     identity = Identity(client)
-    app = build_app(slack_settings, inbox, identity, kick=worker.kick)
-    return Bot(settings, inbox, identity, worker, app)
+    kick = Kick(worker.kick)
+    app = build_app(slack_settings, inbox, identity, kick=kick)
+    return Bot(settings, inbox, identity, worker, app, kick)
 
 
 def starlette_app(bot: Bot) -> Starlette:
@@ -287,7 +309,12 @@ class _Quiet(uvicorn.Server):
 def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
     """Serve the bot on host:port and, when given, the review page (an ASGI app from
     triage.web.review.asgi) on settings.review.host:port, in one event loop. SIGTERM or
-    SIGINT stops both gracefully (a second one forces it)."""
+    SIGINT stops both gracefully (a second one forces it). With `slack.worker_process` the
+    investigations run in a process of their own (triage/web/workers.py), started here."""
+    worker = WorkerProcess(worker_argv()) if bot.settings.slack.worker_process else None
+    if worker is not None:
+        bot.work = False
+        bot.kick.target = worker.kick
     servers = [_Quiet(bot_config(bot, host, port))]
     if review is not None:
         r = bot.settings.review
@@ -303,16 +330,28 @@ def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
-        tasks = [asyncio.create_task(s.serve()) for s in servers]
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        stop()  # one ended (a signal, or it could not bind): end the other too
-        await asyncio.gather(*tasks)
+        if worker is not None:
+            await worker.start()
+        try:
+            tasks = [asyncio.create_task(s.serve()) for s in servers]
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            stop()  # one ended (a signal, or it could not bind): end the other too
+            await asyncio.gather(*tasks)
+        finally:
+            if worker is not None:
+                await worker.stop()
         for task in done:
             task.result()
 
     uvloop.run(run())  # the loop uvicorn[standard] brings; what bot_config names
     if any(not s.started for s in servers):
         raise SystemExit(1)  # a listener never came up (port in use): uvicorn said why
+
+
+def work(bot: Bot) -> None:
+    """`triage serve --role worker`: the investigations' process (triage/web/workers.py). It
+    answers what the inbox holds and serves no HTTP; the server's kicks arrive on stdin."""
+    uvloop.run(run_worker(bot.start, bot.stop, bot.worker.kick))
 
 
 def bot_config(bot: Bot, host: str, port: int, log_level: str = "info") -> Any:

@@ -15,6 +15,7 @@ import pytest
 pytest_plugins: list[str] = [
     "tests.support.controlplane",
     "tests.support.observability",
+    "tests.support.postgres",
     "tests.support.fake_slack",
     "tests.support.scenarios",
     "tests.support.fake_openai",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, and .ci/run calls exactly this). On a fresh machine it installs what
-# the tests need — the Python environment, Debian's Prometheus, Alertmanager and Chromium (for
+# the tests need — the Python environment, Debian's Prometheus, Alertmanager, PostgreSQL and Chromium (for
 # the review page's browser tests), the Go-built
 # control plane (kube-apiserver, controller-manager, scheduler, kwok) and the helm CLI — then
 # runs the linters,
@@ -19,7 +19,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 
-step "debian packages (prometheus, alertmanager, chromium)"
+step "debian packages (prometheus, alertmanager, postgresql, chromium)"
 bash tests/support/install_debs.sh
 
 step "test control plane (go build, cached)"

@@ -15,10 +15,11 @@ any change, the mutate registry whose writes impersonate the mutator identity.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubernetes import client as k8s
@@ -39,9 +40,17 @@ from tools.redact import Redactor
 from tools.results import ErrorKind
 from triage.agent import intake
 from triage.agent.changes import ChangeSteps, Ledger, decided, whoami
-from triage.agent.graph import RunResult, build_graph, checkpointer_for, inputs_for, run_graph
+from triage.agent.graph import (
+    RunResult,
+    build_graph,
+    checkpointer_for,
+    inputs_for,
+    run_graph,
+    setup_postgres_checkpointer,
+)
 from triage.agent.planners.base import Planner, TakesFeedback
 from triage.agent.planners.rules.planner import RulesPlanner
+from triage.core import database
 from triage.core.bundles import Bundle, ReplayTools
 from triage.core.errors import (
     ConfigError,
@@ -103,6 +112,8 @@ class App:
     api_client: k8s.ApiClient | None = None
     context_namespace: str | None = None
     planners: Callable[[str | None], Planner] | None = None  # tests: a scripted chat model
+    _pool: Any = field(default=None, init=False, repr=False)
+    _pool_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     # -- construction ------------------------------------------------------------------------
 
@@ -177,6 +188,30 @@ class App:
         return app, replay
 
     # -- parts ---------------------------------------------------------------------------------
+
+    def state_pool(self) -> Any:
+        """The shared database's connection pool (checkpoints and the Slack inbox), opened
+        once per process with the checkpointer's tables in place; None unless
+        `state.checkpointer` is postgres. ConfigError when the database cannot be reached."""
+        if self.settings.state.checkpointer != "postgres":
+            return None
+        with self._pool_lock:
+            if self._pool is None:
+                pool = database.open_pool(self.settings.state)
+                try:
+                    setup_postgres_checkpointer(pool)
+                except Exception:  # the schema step failed: close what was opened, re-raise
+                    pool.close()
+                    raise
+                self._pool = pool
+            return self._pool
+
+    def close(self) -> None:
+        """Close the shared database's pool, if one was opened."""
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
 
     def reports(self) -> ReportReader | None:
         """Where the review page and `triage reports` read RCAReports from."""
@@ -407,7 +442,7 @@ class _Attempts:
         settings = self.app.settings
         if self.goal.kind is RequestKind.CASUAL:
             return RunResult(thread, self.goal, [], None, 0.0)
-        with checkpointer_for(settings.state) as saver:
+        with checkpointer_for(settings.state, self.app.state_pool()) as saver:
             graph = build_graph(planner, self.app.tools, settings.graph, saver, self.changes)
             inputs = inputs_for(
                 self.goal,

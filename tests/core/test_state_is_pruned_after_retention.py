@@ -12,7 +12,8 @@ from tests.slack.support import demo_app, settings_for
 from tests.support.fake_slack import FakeSlack
 from triage.app import Request
 from triage.core import retention
-from triage.slack.inbox import Inbound, Inbox, Kind, State
+from triage.slack.inbox import Inbound, Kind, State
+from triage.slack.inbox_sqlite import SqliteInbox as Inbox
 
 
 def _inbound(n: int) -> Inbound:
@@ -44,8 +45,14 @@ def test_old_runs_and_finished_requests_are_pruned(slack_api: FakeSlack, tmp_pat
     month_later = time.time() + 20 * 86400  # both runs are 20 days old by then
     before = retention.state_bytes(tmp_path)
 
-    kept_all = retention.prune(tmp_path, retention_days=30, now=time.time())
-    pruned = retention.prune(tmp_path, retention_days=14, now=month_later)
+    inbox = Inbox(tmp_path / retention.INBOX)
+    kept_all = retention.prune(
+        settings.state.model_copy(update={"retention_days": 30}), inbox=inbox, now=time.time()
+    )
+    pruned = retention.prune(
+        settings.state.model_copy(update={"retention_days": 14}), inbox=inbox, now=month_later
+    )
+    inbox.close()
 
     assert (kept_all.threads, kept_all.requests) == (0, 0)
     assert pruned.threads == 2  # both runs untouched for 20 days > 14

@@ -3,7 +3,9 @@ secret suite run against (a process of its own, so SIGKILL, RSS and its log are 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -57,8 +59,13 @@ class Serve:
         cmd = self.command or [TRIAGE, "serve", "--demo", self.bundle]
         cmd = [*cmd, "--host", "127.0.0.1", "--port", str(self.port)]
         with self.log.open("ab") as out:
+            # a session of its own: a kill reaches its worker process too (crash_serve.py)
             self.proc = subprocess.Popen(
-                cmd, env=self.env | (extra_env or {}), stdout=out, stderr=subprocess.STDOUT
+                cmd,
+                env=self.env | (extra_env or {}),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -77,10 +84,16 @@ class Serve:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(20)
+                self.proc.wait(40)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+                self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the server and its worker process (its session), as a container dies."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
 
     def wait_exit(self, timeout: float) -> int:
         assert self.proc is not None

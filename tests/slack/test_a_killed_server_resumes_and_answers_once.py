@@ -14,7 +14,7 @@ import httpx
 
 from tests.slack.support import CHANNEL, SECRET, free_port, mention, sign, user_message
 from tests.support.fake_slack import FakeSlack
-from triage.slack.inbox import Inbox
+from triage.slack.inbox_sqlite import SqliteInbox as Inbox
 
 WRITE_RCA = (
     "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, "
@@ -37,7 +37,10 @@ def _start(slack_api: FakeSlack, state: Path, port: int, log: Path) -> subproces
     cmd = [str(Path(sys.executable).with_name("triage")), "serve", "--demo", "crashloop-bad-env"]
     cmd += ["--host", "127.0.0.1", "--port", str(port)]
     with log.open("ab") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        # its own session: the kill below takes its worker process too, as a container's does
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -74,7 +77,7 @@ def test_killed_after_the_ack_the_next_process_answers_once(slack_api, tmp_path)
         assert ack.status_code == 200
         _wait(lambda: slack_api.calls["chat.update"] >= 1, 60, "the first process to edit")
     finally:
-        first.send_signal(signal.SIGKILL)
+        os.killpg(first.pid, signal.SIGKILL)
         first.wait(10)
     posts_before = slack_api.calls["chat.postMessage"]
     assert posts_before >= 2  # the progress message and the ticket were already out

@@ -24,7 +24,7 @@ from tests.slack.serve_process import Serve, wait_for
 from tests.slack.support import mention, sign, user_message
 from tests.support.fake_slack import FakeSlack
 from triage.slack import messages as m
-from triage.slack.inbox import Inbox
+from triage.slack.inbox_sqlite import SqliteInbox as Inbox
 
 WRITE_RCA = (
     "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the test suite runs for real: Prometheus (with promtool, for the
-# OpenMetrics backfill), Alertmanager, and Chromium (the review page's browser tests drive
+# OpenMetrics backfill), Alertmanager, PostgreSQL (the replicas' shared state; the server
+# package only, tests/support/postgres.py runs it on a loopback port), and Chromium (the review page's browser tests drive
 # /usr/bin/chromium headless through Playwright; no browser is ever downloaded). Idempotent:
 # when the binaries are already on PATH it does nothing, so warm CI runs skip apt entirely. The packages' systemd services are never used;
 # the tests start their own processes on free loopback ports with their own data dirs.
@@ -12,10 +13,11 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 \
   || command -v alertmanager >/dev/null 2>&1 \
   || need+=(prometheus-alertmanager)
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 
 if [ "${#need[@]}" -eq 0 ]; then
-  echo "install_debs: prometheus, promtool, alertmanager and chromium already installed"
+  echo "install_debs: prometheus, promtool, alertmanager, postgresql and chromium already installed"
   exit 0
 fi
 

@@ -48,6 +48,8 @@ from tools.read.registry import ReadTools
 from triage.agent.changes import NO_RETRY, ChangeSteps, wants_changes
 from triage.agent.planners.base import Planner, ToolCall, already_called
 from triage.agent.state import TriageState, draft_of, evidence_of, goal_of
+from triage.core.database import setup_lock
+from triage.core.errors import ConfigError
 from triage.core.models import Evidence, Goal, RCADraft
 from triage.core.settings import GraphSettings, StateSettings
 
@@ -133,10 +135,20 @@ def build_graph(
 
 
 @contextmanager
-def checkpointer_for(settings: StateSettings) -> Iterator[BaseCheckpointSaver[Any]]:
-    """SQLite in the state directory by default (survives restarts); memory for tests."""
+def checkpointer_for(
+    settings: StateSettings, pool: Any = None
+) -> Iterator[BaseCheckpointSaver[Any]]:
+    """SQLite in the state directory by default (survives restarts); Postgres over `pool` (the
+    shared database of several replicas, triage/core/database.py); memory for tests."""
     if settings.checkpointer == "memory":
         yield InMemorySaver()
+        return
+    if settings.checkpointer == "postgres":
+        if pool is None:
+            raise ConfigError("the postgres checkpointer needs the shared database's pool")
+        from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415
+
+        yield PostgresSaver(pool)
         return
     Path(settings.dir).mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(Path(settings.dir) / "checkpoints.sqlite", check_same_thread=False)
@@ -144,6 +156,15 @@ def checkpointer_for(settings: StateSettings) -> Iterator[BaseCheckpointSaver[An
         yield SqliteSaver(conn)
     finally:
         conn.close()
+
+
+def setup_postgres_checkpointer(pool: Any) -> None:
+    """Create or migrate the checkpointer's tables once per process, under the schema lock
+    (replicas starting together would otherwise race on `CREATE TABLE IF NOT EXISTS`)."""
+    from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415
+
+    with setup_lock(pool) as conn:
+        PostgresSaver(conn).setup()
 
 
 @dataclass(frozen=True)

@@ -219,6 +219,10 @@ def serve(
     kubeconfig: KubeconfigOpt = None,
     prometheus_url: PromOpt = None,
     planner: PlannerOpt = None,
+    role: Annotated[
+        str,
+        typer.Option(hidden=True, help="serve (default) or worker: the investigations' process."),
+    ] = "serve",
 ) -> None:
     """Run the Slack bot: HTTP events on /slack/events (or Socket Mode with an app token), the
     Alertmanager receiver on /alertmanager (TRIAGE_ALERTS__*), /healthz, /readyz and /metrics;
@@ -234,6 +238,7 @@ def serve(
         kubeconfig=kubeconfig,
         prometheus_url=prometheus_url,
         planner=planner,
+        role=role,
     )
 
 

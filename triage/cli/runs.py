@@ -299,6 +299,7 @@ def serve(
     kubeconfig: Path | None,
     prometheus_url: str | None,
     planner: str | None,
+    role: str = "serve",
 ) -> None:
     from triage.web import review, server  # noqa: PLC0415 (the server's dependencies load here)
 
@@ -310,6 +311,9 @@ def serve(
     else:
         product = App.live(settings, context=context, prometheus_url=prometheus_url)
     bot = server.build_bot(settings, product)
+    if role == "worker":  # started by `triage serve` itself (triage/web/workers.py)
+        server.work(bot)
+        return
     parts = review.build_review(settings, product)
     page = review.asgi(parts) if parts is not None else None
     server.serve(bot, host or settings.slack.host, port or settings.slack.port, page)

@@ -12,6 +12,8 @@
     │   └── TLSInvalid         the CA or the server certificate cannot be verified
     ├── NamespaceNotFound      the namespace named does not exist (exit 4)
     ├── ReportError            the RCAReport could not be written or its status published
+    ├── StateUnavailable       the run state or the inbox (SQLite files, the shared Postgres)
+    │                          could not be read or written: retried later, never half-done
     ├── ModelError             no usable answer from a model; the caller falls back
     │   ├── ModelUnavailable   transport, HTTP status or timeout on the last attempt
     │   └── ModelOutputInvalid the reply could not be used (garbage, malformed tool calls)
@@ -89,6 +91,10 @@ class ReportError(TriageError):
     def __init__(self, message: str, kind: ErrorKind) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class StateUnavailable(TriageError):
+    """The state store (checkpoints, the Slack inbox) failed; the operation had no effect."""
 
 
 class ModelError(TriageError):

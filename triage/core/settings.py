@@ -69,10 +69,43 @@ class GraphSettings(BaseModel):
 class StateSettings(BaseModel):
     dir: Path = Field(
         default_factory=default_state_dir,
-        description="Where the SQLite checkpointer and recorded bundles live.",
+        description="Where the SQLite checkpointer, the SQLite inbox and recorded bundles live.",
     )
-    checkpointer: Literal["sqlite", "memory"] = Field(
-        default="sqlite", description="sqlite (embedded, survives restarts) or memory (tests)."
+    checkpointer: Literal["sqlite", "postgres", "memory"] = Field(
+        default="sqlite",
+        description="Where runs are checkpointed and Slack requests are queued: sqlite (files in "
+        "`dir`, one replica; the default because it needs nothing else), postgres (one database "
+        "shared by every replica: `postgres_dsn`; what running more than one replica needs) or "
+        "memory (checkpoints in the process, inbox still in `dir`; tests).",
+    )
+    postgres_dsn: SecretStr | None = Field(
+        default=None,
+        description="libpq connection string of the shared database "
+        "(postgresql://user:password@host:5432/triage); required with checkpointer=postgres. "
+        "A secret: the Helm chart reads it from an existing Secret.",
+    )
+    postgres_pool_size: int = Field(
+        default=12,
+        ge=2,
+        le=200,
+        description="Most connections one replica opens: one per running investigation "
+        "(slack.workers, 4 by default) plus the inbox's (claims, renewals, acks) and margin for "
+        "bursts. Twelve replicas of 12 stay well inside Postgres' default max_connections (100).",
+    )
+    postgres_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description="Seconds to get a connection and for one statement to run; an inbox or "
+        "checkpoint write that takes longer means the database is in trouble (Slack's ack "
+        "budget is 3 s, so an ack never waits longer than this for the inbox).",
+    )
+    sqlite_synchronous: Literal["full", "normal"] = Field(
+        default="full",
+        description="SQLite's `synchronous` for the inbox: full (every commit is on disk before "
+        "Slack gets its ack; concurrent acks share one commit, so the fsync is paid once per "
+        "batch) or normal (WAL: a commit survives a crash of the process but not of the node's "
+        "power; README, 'How durable is an ack').",
     )
     retention_days: float = Field(
         default=14.0,
@@ -84,6 +117,16 @@ class StateSettings(BaseModel):
     prune_every_s: float = Field(
         default=3600.0, gt=0, description="Seconds between two prunings by `triage serve`."
     )
+
+    @model_validator(mode="after")
+    def _postgres_needs_a_dsn(self) -> StateSettings:
+        if self.checkpointer == "postgres" and self.postgres_dsn is None:
+            msg = (
+                "state.checkpointer is postgres but no database is named: set "
+                "TRIAGE_STATE__POSTGRES_DSN (postgresql://user:password@host:5432/db)"
+            )
+            raise ValueError(msg)
+        return self
 
 
 class ModelSettings(BaseModel):
@@ -294,6 +337,13 @@ class SlackSettings(BaseModel):
         ge=1,
         le=64,
         description="Investigations run at once per replica; more requests wait in the inbox.",
+    )
+    worker_process: bool = Field(
+        default=True,
+        description="`triage serve` investigates in a process of its own beside the one that "
+        "acks Slack (they share only the inbox): investigations are CPU-bound Python, and in "
+        "threads of the acking process they hold its GIL (50 acks at once: p99 200-330 ms "
+        "with 4 investigations running, 75 ms with none). false: one process (a small box).",
     )
     progress_interval_s: float = Field(
         default=3.0,

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from triage.slack.inbox import BUSY_TIMEOUT_MS, InboxError
+from triage.slack.inbox import InboxError
+from triage.slack.inbox_sqlite import BUSY_TIMEOUT_MS
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS alert_groups (

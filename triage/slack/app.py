@@ -3,8 +3,9 @@
 `process_before_response=True` on purpose: bolt then runs our listener *before* it answers
 Slack, so the listener can write the request to the inbox and only then ack. (With the default,
 bolt acks events first and runs listeners afterwards: a crash in between would lose an acked
-request.) The listener does nothing slow: one SQLite insert, then the ack; the investigation is
-picked up from the inbox by the worker. Signature and timestamp checks are bolt's own request
+request.) The listener does nothing slow: one insert into the inbox (SQLite or Postgres) on
+the inbox's own writer, then the ack; the investigation is picked up from the inbox by the
+worker. Signature and timestamp checks are bolt's own request
 verification middleware; bolt also drops the bot's own events.
 
 Only people command changes. A message written by a bot or an app (`bot_id`, `app_id`,
@@ -103,12 +104,13 @@ def build_app(
     allowed_bots = set(settings.allowed_bots)
 
     async def accept(inbound: Inbound, started: float) -> None:
-        new = await asyncio.to_thread(inbox.accept, inbound)
+        # the inbox's own writer (never the default executor that investigations could fill);
+        # the ack time is measured from the request's ASGI entry (triage/web/server.py)
+        new = await inbox.accept_async(inbound)
         counter = metrics.REQUESTS_ACCEPTED if new else metrics.REQUESTS_DUPLICATE
         counter.labels(kind=inbound.kind.value).inc()
         if new:
             kick()
-        metrics.ACK_SECONDS.observe(time.perf_counter() - started)
 
     @app.event("app_mention")
     async def on_mention(

@@ -157,7 +157,7 @@ async def decide(worker: Worker, claimed: Claimed, messages: Messages) -> None:
             _LOCKS.pop(op_id, None)
     if decided and request_id:
         # The paused run goes on (re-check, apply, check, verify) in the request that asked.
-        await asyncio.to_thread(worker.inbox.resume, request_id)
+        await worker.inbox.call(worker.inbox.resume, request_id)
         worker.kick()
 
 
@@ -245,7 +245,7 @@ async def _plan(worker: Worker, inbound: Inbound) -> None:
         text=sentence,
         data={"planned_from": str(value.get("req") or "")},
     )
-    new = await asyncio.to_thread(worker.inbox.accept, planned)
+    new = await worker.inbox.accept_async(planned)
     if not new:
         await tell(m.already_decided("this plan", "planned"))
         return

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
@@ -98,6 +99,16 @@ def web_client(settings: SlackSettings) -> AsyncWebClient:
         base_url=settings.api_base_url,
         timeout=max(1, round(settings.api_timeout_s)),
         retry_handlers=rate_limit_handlers(settings),
+    )
+
+
+def open_session(settings: SlackSettings) -> aiohttp.ClientSession:
+    """One HTTP session for every Web API call of the process: connections are kept alive and
+    reused (slack_sdk otherwise opens, and closes, a session per call). Opened inside the
+    running event loop, as aiohttp requires; `triage serve` closes it when it stops."""
+    return aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=settings.api_timeout_s),
+        connector=aiohttp.TCPConnector(limit=32, keepalive_timeout=30),
     )
 
 

@@ -10,46 +10,36 @@ the reaction, the reply's and the ticket's timestamps) let the new holder carry 
 saying anything twice.
 
 Nothing secret is stored: `clean` (the product's Redactor, with the mention capped to Slack's
-own message length) runs on the user's words before the row is written, in the worker thread
-that writes it, never on the event loop.
+own message length) runs on the user's words before the row is written, on the inbox's own
+thread, never on the event loop.
 
-Storage: one SQLite file (WAL, `synchronous=FULL`, a busy timeout) that several processes may
-share; every claim and update is a single conditional statement inside `BEGIN IMMEDIATE`, and
-the SQL is plain enough (`ON CONFLICT DO NOTHING`, compare-and-set on the holder) to move to a
-shared Postgres unchanged when replicas run on different nodes.
+Two backends, one set of statements (this module): SQLite (triage/slack/inbox_sqlite.py, the
+embedded default: one file, one replica or several processes on one node) and PostgreSQL
+(triage/slack/inbox_pg.py: replicas on different nodes). Every claim and update is a single
+conditional statement inside one transaction (`ON CONFLICT DO NOTHING`, compare-and-set on the
+holder and the lease), so both behave alike; tests/slack/test_inbox_conformance.py runs the
+same suite against both.
+
+The ack path has the inbox to itself: every statement runs on the backend's own threads (never
+the default executor the investigations might fill), and `accept_async` awaits the write
+without a thread of the event loop's pool in between.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-BUSY_TIMEOUT_MS = 5000
+from triage.core.errors import StateUnavailable
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS slack_inbox (
-    id          TEXT PRIMARY KEY,
-    kind        TEXT NOT NULL,
-    body        TEXT NOT NULL,
-    received_at REAL NOT NULL,
-    deliveries  INTEGER NOT NULL DEFAULT 1,
-    state       TEXT NOT NULL DEFAULT 'queued',
-    holder      TEXT,
-    lease_until REAL NOT NULL DEFAULT 0,
-    attempts    INTEGER NOT NULL DEFAULT 0,
-    steps       TEXT NOT NULL DEFAULT '{}',
-    updated_at  REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS slack_inbox_due ON slack_inbox (state, lease_until);
-"""
+T = TypeVar("T")
+WAIT_S = 30.0  # most a caller waits for one inbox statement (each backend times out sooner)
 
 
 class Kind(StrEnum):
@@ -124,69 +114,98 @@ class Claimed:
     steps: dict[str, Any]
 
 
-class InboxError(Exception):
+class InboxError(StateUnavailable):
     """The inbox could not be read or written (the disk, the database)."""
 
 
-class Inbox:
-    """Requests keyed by Slack's id, claimed with a lease. Thread-safe; process-shareable."""
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
 
-    def __init__(self, path: Path | str, clean: Callable[[str], str] | None = None) -> None:
-        self.path = str(path)
+    def fetchone(self) -> Sequence[Any] | None: ...
+
+    def fetchall(self) -> Sequence[Sequence[Any]]: ...
+
+
+class Db(Protocol):
+    """One open transaction of a backend; statements use `?` placeholders."""
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor: ...
+
+
+Job = Callable[[Db], T]
+
+
+class Inbox:
+    """Requests keyed by Slack's id, claimed with a lease. Thread-safe; shareable by processes
+    (SQLite, one node) or replicas (Postgres). Subclasses run jobs in transactions."""
+
+    backend = "base"
+    #: appended to the claim's SELECT (Postgres: skip rows another replica is claiming)
+    claim_lock = ""
+
+    def __init__(self, clean: Callable[[str], str] | None = None) -> None:
         self.clean = clean
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path,
-            timeout=BUSY_TIMEOUT_MS / 1000,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = FULL")
-        for statement in _SCHEMA.strip().split(";"):
-            if statement.strip():
-                self._db.execute(statement)
+        self._callers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="inbox-call")
+
+    # -- what a backend provides -------------------------------------------------------------
+
+    def submit(self, job: Job[T]) -> Future[T]:
+        """Run `job` in one transaction of the backend, on its own threads."""
+        raise NotImplementedError
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._callers.shutdown(wait=False, cancel_futures=True)
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
-            except sqlite3.Error as e:
-                raise InboxError(f"inbox {self.path}: {e}") from e
+    def size_bytes(self) -> int:
+        """Bytes the inbox takes on disk (the state-size metric)."""
+        return 0
+
+    # -- calling ---------------------------------------------------------------------------------
+
+    def _do(self, job: Job[T]) -> T:
+        try:
+            return self.submit(job).result(timeout=WAIT_S)
+        except TimeoutError as e:
+            raise InboxError(f"inbox ({self.backend}): no answer within {WAIT_S:g} s") from e
+
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`fn(*args, **kwargs)` (an Inbox method) off the event loop, on the inbox's own
+        threads: never queued behind investigations in the loop's default executor."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._callers, lambda: fn(*args, **kwargs))
 
     # -- intake (before the ack) -----------------------------------------------------------------
 
-    def accept(self, inbound: Inbound, *, now: float | None = None) -> bool:
-        """Store the request; False when its id is already there (a retry, another replica)."""
-        now = time.time() if now is None else now
-        if self.clean is not None and inbound.text:
-            inbound = replace(inbound, text=self.clean(inbound.text))
-        with self._tx() as db:
+    def _accept_job(self, inbound: Inbound, now: float | None) -> Job[bool]:
+        def job(db: Db) -> bool:
+            at = time.time() if now is None else now
+            row = inbound
+            if self.clean is not None and row.text:
+                row = replace(row, text=self.clean(row.text))
             cur = db.execute(
                 "INSERT INTO slack_inbox (id, kind, body, received_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                (inbound.id, inbound.kind.value, inbound.body(), now, now),
+                (row.id, row.kind.value, row.body(), at, at),
             )
             if cur.rowcount == 1:
                 return True
-            db.execute(
-                "UPDATE slack_inbox SET deliveries = deliveries + 1 WHERE id = ?", (inbound.id,)
-            )
+            db.execute("UPDATE slack_inbox SET deliveries = deliveries + 1 WHERE id = ?", (row.id,))
             return False
+
+        return job
+
+    def accept(self, inbound: Inbound, *, now: float | None = None) -> bool:
+        """Store the request; False when its id is already there (a retry, another replica)."""
+        return self._do(self._accept_job(inbound, now))
+
+    async def accept_async(self, inbound: Inbound, *, now: float | None = None) -> bool:
+        """`accept` for the ack path: awaits the backend's own writer directly."""
+        future = self.submit(self._accept_job(inbound, now))
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), WAIT_S)
+        except TimeoutError as e:
+            raise InboxError(f"inbox ({self.backend}): no answer within {WAIT_S:g} s") from e
 
     # -- work ------------------------------------------------------------------------------------
 
@@ -199,131 +218,134 @@ class Inbox:
         now: float | None = None,
     ) -> Claimed | None:
         """Take the oldest request nobody holds (or `request_id` only), for `lease_s`."""
-        now = time.time() if now is None else now
-        # a paused request whose approval expired is due too: its run ends, refused
-        where = "state IN (?, ?) AND lease_until < ?"
-        args: list[Any] = [State.QUEUED.value, State.WAITING.value, now]
-        if request_id is not None:
-            where += " AND id = ?"
-            args.append(request_id)
-        with self._tx() as db:
+
+        def job(db: Db) -> Claimed | None:
+            at = time.time() if now is None else now
+            # a paused request whose approval expired is due too: its run ends, refused
+            where = "state IN (?, ?) AND lease_until < ?"
+            args: list[Any] = [State.QUEUED.value, State.WAITING.value, at]
+            if request_id is not None:
+                where += " AND id = ?"
+                args.append(request_id)
             row = db.execute(
                 f"SELECT id, kind, body, attempts, deliveries, steps FROM slack_inbox "  # noqa: S608
-                f"WHERE {where} ORDER BY received_at LIMIT 1",
+                f"WHERE {where} ORDER BY received_at LIMIT 1{self.claim_lock}",
                 args,
             ).fetchone()
             if row is None:
                 return None
-            db.execute(
-                "UPDATE slack_inbox SET state = ?, holder = ?, lease_until = ?, "
-                "attempts = attempts + 1, updated_at = ? WHERE id = ?",
-                (State.QUEUED.value, holder, now + lease_s, now, row[0]),
+            cur = db.execute(
+                "UPDATE slack_inbox SET state = ?, holder = ?, lease_until = ?, "  # noqa: S608
+                f"attempts = attempts + 1, updated_at = ? WHERE id = ? AND {where}",
+                (State.QUEUED.value, holder, at + lease_s, at, row[0], *args),
             )
-        return Claimed(
-            inbound=Inbound.from_row(row[0], row[1], row[2]),
-            holder=holder,
-            attempts=int(row[3]) + 1,
-            deliveries=int(row[4]),
-            steps=json.loads(row[5]),
-        )
+            if cur.rowcount != 1:
+                return None  # someone else took it between the two statements
+            return Claimed(
+                inbound=Inbound.from_row(str(row[0]), str(row[1]), str(row[2])),
+                holder=holder,
+                attempts=int(row[3]) + 1,
+                deliveries=int(row[4]),
+                steps=json.loads(row[5]),
+            )
+
+        return self._do(job)
+
+    def _update(self, sql: str, args: Sequence[Any]) -> bool:
+        return self._do(lambda db: db.execute(sql, args).rowcount == 1)
 
     def renew(self, claimed: Claimed, *, lease_s: float, now: float | None = None) -> bool:
         """Extend our lease; False when someone else holds the request now (stop working)."""
         now = time.time() if now is None else now
-        with self._tx() as db:
-            cur = db.execute(
-                "UPDATE slack_inbox SET lease_until = ?, updated_at = ? "
-                "WHERE id = ? AND holder = ? AND state = ?",
-                (now + lease_s, now, claimed.inbound.id, claimed.holder, State.QUEUED.value),
-            )
-            return cur.rowcount == 1
+        return self._update(
+            "UPDATE slack_inbox SET lease_until = ?, updated_at = ? "
+            "WHERE id = ? AND holder = ? AND state = ?",
+            (now + lease_s, now, claimed.inbound.id, claimed.holder, State.QUEUED.value),
+        )
 
     def save(self, claimed: Claimed) -> bool:
         """Record `claimed.steps` (what was said in Slack so far), if we still hold it."""
-        with self._tx() as db:
-            cur = db.execute(
-                "UPDATE slack_inbox SET steps = ?, updated_at = ? "
-                "WHERE id = ? AND holder = ? AND state = ?",
-                (
-                    json.dumps(claimed.steps),
-                    time.time(),
-                    claimed.inbound.id,
-                    claimed.holder,
-                    State.QUEUED.value,
-                ),
-            )
-            return cur.rowcount == 1
+        return self._update(
+            "UPDATE slack_inbox SET steps = ?, updated_at = ? "
+            "WHERE id = ? AND holder = ? AND state = ?",
+            (
+                json.dumps(claimed.steps),
+                time.time(),
+                claimed.inbound.id,
+                claimed.holder,
+                State.QUEUED.value,
+            ),
+        )
 
     def finish(self, claimed: Claimed, state: State) -> bool:
-        with self._tx() as db:
-            cur = db.execute(
-                "UPDATE slack_inbox SET state = ?, holder = NULL, lease_until = 0, steps = ?, "
-                "updated_at = ? WHERE id = ? AND holder = ?",
-                (
-                    state.value,
-                    json.dumps(claimed.steps),
-                    time.time(),
-                    claimed.inbound.id,
-                    claimed.holder,
-                ),
-            )
-            return cur.rowcount == 1
+        return self._update(
+            "UPDATE slack_inbox SET state = ?, holder = NULL, lease_until = 0, steps = ?, "
+            "updated_at = ? WHERE id = ? AND holder = ?",
+            (
+                state.value,
+                json.dumps(claimed.steps),
+                time.time(),
+                claimed.inbound.id,
+                claimed.holder,
+            ),
+        )
 
     def wait(self, claimed: Claimed, *, until: float) -> bool:
         """Park the request while a person decides (approval); it is due again at `until`
         (the approval's expiry) unless `resume` wakes it first. Attempts start over then:
         waiting is not failing."""
-        with self._tx() as db:
-            cur = db.execute(
-                "UPDATE slack_inbox SET state = ?, holder = NULL, lease_until = ?, attempts = 0, "
-                "steps = ?, updated_at = ? WHERE id = ? AND holder = ?",
-                (
-                    State.WAITING.value,
-                    until,
-                    json.dumps(claimed.steps),
-                    time.time(),
-                    claimed.inbound.id,
-                    claimed.holder,
-                ),
-            )
-            return cur.rowcount == 1
+        return self._update(
+            "UPDATE slack_inbox SET state = ?, holder = NULL, lease_until = ?, attempts = 0, "
+            "steps = ?, updated_at = ? WHERE id = ? AND holder = ?",
+            (
+                State.WAITING.value,
+                until,
+                json.dumps(claimed.steps),
+                time.time(),
+                claimed.inbound.id,
+                claimed.holder,
+            ),
+        )
 
     def resume(self, request_id: str) -> bool:
         """Make a parked request due now (a person decided); False when it is not parked."""
-        now = time.time()
-        with self._tx() as db:
-            cur = db.execute(
-                "UPDATE slack_inbox SET state = ?, lease_until = 0, updated_at = ? "
-                "WHERE id = ? AND state = ?",
-                (State.QUEUED.value, now, request_id, State.WAITING.value),
-            )
-            return cur.rowcount == 1
+        return self._update(
+            "UPDATE slack_inbox SET state = ?, lease_until = 0, updated_at = ? "
+            "WHERE id = ? AND state = ?",
+            (State.QUEUED.value, time.time(), request_id, State.WAITING.value),
+        )
 
     def release(self, claimed: Claimed, *, retry_in_s: float, now: float | None = None) -> None:
         """Give the request back after a failure; it becomes due again in `retry_in_s`."""
         now = time.time() if now is None else now
-        with self._tx() as db:
-            db.execute(
-                "UPDATE slack_inbox SET holder = NULL, lease_until = ?, steps = ?, updated_at = ? "
-                "WHERE id = ? AND holder = ?",
-                (
-                    now + retry_in_s,
-                    json.dumps(claimed.steps),
-                    now,
-                    claimed.inbound.id,
-                    claimed.holder,
-                ),
+        self._update(
+            "UPDATE slack_inbox SET holder = NULL, lease_until = ?, steps = ?, updated_at = ? "
+            "WHERE id = ? AND holder = ?",
+            (now + retry_in_s, json.dumps(claimed.steps), now, claimed.inbound.id, claimed.holder),
+        )
+
+    def prune(self, cutoff: float) -> int:
+        """Delete finished requests last touched before `cutoff` (unix seconds); queued and
+        waiting ones are kept whatever their age. Returns how many were deleted."""
+        return self._do(
+            lambda db: (
+                db.execute(
+                    "DELETE FROM slack_inbox WHERE state IN (?, ?) AND updated_at < ?",
+                    (State.DONE.value, State.FAILED.value, cutoff),
+                ).rowcount
             )
+        )
 
     # -- reading -----------------------------------------------------------------------------------
 
     def get(self, request_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute(
+        row = self._do(
+            lambda db: db.execute(
                 "SELECT id, kind, state, deliveries, attempts, holder, steps FROM slack_inbox "
                 "WHERE id = ?",
                 (request_id,),
             ).fetchone()
+        )
         if row is None:
             return None
         keys = ("id", "kind", "state", "deliveries", "attempts", "holder", "steps")
@@ -333,23 +355,26 @@ class Inbox:
 
     def ids(self, kind: Kind) -> list[str]:
         """Every request id of `kind`, oldest first."""
-        with self._lock:
-            rows = self._db.execute(
+        rows = self._do(
+            lambda db: db.execute(
                 "SELECT id FROM slack_inbox WHERE kind = ? ORDER BY received_at", (kind.value,)
             ).fetchall()
+        )
         return [str(r[0]) for r in rows]
 
     def count(self, state: State) -> int:
-        with self._lock:
-            row = self._db.execute(
+        row = self._do(
+            lambda db: db.execute(
                 "SELECT COUNT(*) FROM slack_inbox WHERE state = ?", (state.value,)
             ).fetchone()
-        return int(row[0])
+        )
+        return int(row[0]) if row else 0
 
     def next_due(self, *, now: float | None = None) -> float | None:
         """When the next queued request becomes claimable (None: nothing queued)."""
-        with self._lock:
-            row = self._db.execute(
+        row = self._do(
+            lambda db: db.execute(
                 "SELECT MIN(lease_until) FROM slack_inbox WHERE state = ?", (State.QUEUED.value,)
             ).fetchone()
+        )
         return None if row is None or row[0] is None else float(row[0])

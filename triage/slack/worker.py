@@ -21,6 +21,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from triage.app import App, Request, Requester
@@ -125,6 +126,9 @@ class Worker:
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(settings.workers)
+        # The investigations' own threads, one per slot: a full pool never delays an ack
+        # (the inbox has its own writer) and the loop's default executor stays free.
+        self._runs = ThreadPoolExecutor(max_workers=settings.workers, thread_name_prefix="run")
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
 
@@ -139,7 +143,7 @@ class Worker:
             await self._slots.acquire()
             self._wake.clear()  # a kick from now on is seen by the wait below
             try:
-                claimed = await asyncio.to_thread(
+                claimed = await self.inbox.call(
                     self.inbox.claim, self.holder, lease_s=self.settings.lease_s
                 )
             except Exception:
@@ -162,6 +166,7 @@ class Worker:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._runs.shutdown(wait=False, cancel_futures=True)
 
     async def _process(self, claimed: Claimed) -> None:
         try:
@@ -190,7 +195,7 @@ class Worker:
             else:
                 await self.mention(claimed, messages)
         except Paused as p:
-            await asyncio.to_thread(self.inbox.wait, claimed, until=p.until)
+            await self.inbox.call(self.inbox.wait, claimed, until=p.until)
             return
         except asyncio.CancelledError:
             # Shutting down: hand the request straight back so a restart or another replica
@@ -210,11 +215,11 @@ class Worker:
             metrics.REQUESTS_FAILED.labels(kind=claimed.inbound.kind.value).inc()
             await self._failed(claimed, messages, e)
             return
-        await asyncio.to_thread(self.inbox.finish, claimed, State.DONE)
+        await self.inbox.call(self.inbox.finish, claimed, State.DONE)
         metrics.REQUESTS_DONE.labels(kind=claimed.inbound.kind.value).inc()
 
     async def _save(self, claimed: Claimed) -> None:
-        ok = await asyncio.to_thread(self.inbox.save, claimed)
+        ok = await self.inbox.call(self.inbox.save, claimed)
         if not ok:
             raise LostLease(claimed.inbound.id)
 
@@ -223,7 +228,7 @@ class Worker:
             return  # someone else holds it now
         if claimed.attempts < self.settings.max_attempts:
             backoff = min(2.0**claimed.attempts, MAX_BACKOFF_S)
-            await asyncio.to_thread(self.inbox.release, claimed, retry_in_s=backoff)
+            await self.inbox.call(self.inbox.release, claimed, retry_in_s=backoff)
             self.kick()
             return
         reason = str(error) if isinstance(error, SlackError) else type(error).__name__
@@ -236,7 +241,7 @@ class Worker:
             await messages.once("gave_up", m.gave_up(attempts, reason))
         except SlackError as e:  # Slack itself is the problem; the row records the failure
             log.warning("could not tell the user that %s failed: %s", claimed.inbound.id, e)
-        await asyncio.to_thread(self.inbox.finish, claimed, State.FAILED)
+        await self.inbox.call(self.inbox.finish, claimed, State.FAILED)
 
     # -- a mention -------------------------------------------------------------------------------
 
@@ -267,7 +272,8 @@ class Worker:
             return
         request = self.request_for(inbound, words)
         # once per request, off the event loop (it redacts and parses the whole message)
-        goal = await asyncio.to_thread(self.product.intake, request)
+        loop = asyncio.get_running_loop()
+        goal = await loop.run_in_executor(self._runs, self.product.intake, request)
         if goal.kind is RequestKind.CASUAL:
             await messages.once("reply", m.CASUAL_REPLY)
             return
@@ -317,8 +323,9 @@ class Worker:
             if text:
                 latest["text"] = text
 
-        run = asyncio.create_task(
-            asyncio.to_thread(self.product.checked_run, request, goal, on_progress=on_progress)
+        loop = asyncio.get_running_loop()
+        run = loop.run_in_executor(
+            self._runs, lambda: self.product.checked_run(request, goal, on_progress=on_progress)
         )
         renew_every = max(self.settings.lease_s / 3, 0.2)
         tick = min(renew_every, max(self.settings.progress_interval_s, 0.2))
@@ -326,7 +333,7 @@ class Worker:
         while not run.done():
             await asyncio.wait({run}, timeout=tick)
             if time.monotonic() - last_renew >= renew_every:
-                held = await asyncio.to_thread(
+                held = await self.inbox.call(
                     self.inbox.renew, claimed, lease_s=self.settings.lease_s
                 )
                 last_renew = time.monotonic()

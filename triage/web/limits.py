@@ -38,9 +38,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+import httptools
 from slack_sdk.signature import SignatureVerifier
 from starlette.requests import ClientDisconnect, Request
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 log = logging.getLogger("triage.server")
 SIGNATURE_WINDOW_S = 300
@@ -304,41 +306,37 @@ class RefusalLog:
 # -- headers ---------------------------------------------------------------------------------------
 
 
-class GuardedH11(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for a request's headers.
+class _HeaderDeadline:
+    """A deadline for a request's headers, for either of uvicorn's HTTP protocols.
 
-    uvicorn bounds the headers' size (h11's 16 KiB) but not their time: a client that sends
-    a few header bytes and then nothing holds the connection forever (slowloris). Here every
-    connection, and every idle keep-alive connection that starts a new request, must have a
-    request under way within `header_timeout_s`, else it is closed.
+    uvicorn bounds the headers' size but not their time: a client that sends a few header
+    bytes and then nothing holds the connection forever (slowloris). Here every connection,
+    and every idle keep-alive connection that starts a new request, must have a request under
+    way within `header_timeout_s`, else it is closed.
     """
 
     header_timeout_s = 10.0
-
-    def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)
-        self._header_timer: asyncio.TimerHandle | None = None
-        self._arm()
-
-    def data_received(self, data: bytes) -> None:
-        if self._header_timer is None and not self._busy():
-            self._arm()
-        super().data_received(data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
+    loop: asyncio.AbstractEventLoop
+    transport: Any
+    cycle: Any
 
     def _busy(self) -> bool:
         cycle = self.cycle
         return cycle is not None and not cycle.response_complete
 
     def _arm(self) -> None:
-        self._header_timer = self.loop.call_later(self.header_timeout_s, self._deadline)
+        self._header_timer: asyncio.TimerHandle | None = self.loop.call_later(
+            self.header_timeout_s, self._deadline
+        )
+
+    def _rearm(self) -> None:
+        if getattr(self, "_header_timer", None) is None and not self._busy():
+            self._arm()
 
     def _disarm(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
+        timer = getattr(self, "_header_timer", None)
+        if timer is not None:
+            timer.cancel()
             self._header_timer = None
 
     def _deadline(self) -> None:
@@ -347,3 +345,57 @@ class GuardedH11(H11Protocol):
             return  # a request is being served: its body has the app's own deadline
         if not self.transport.is_closing():
             self.transport.close()
+
+
+class GuardedH11(_HeaderDeadline, H11Protocol):
+    """uvicorn's h11 protocol (h11 bounds headers to 16 KiB) with the header deadline."""
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        self._rearm()
+        super().data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+
+class GuardedHttpTools(_HeaderDeadline, HttpToolsProtocol):
+    """uvicorn's httptools protocol (llhttp, uvicorn[standard]: the fast parser `triage serve`
+    runs) with the header deadline and the same 16 KiB bound on a request's headers as h11's:
+    a request whose headers grow past it is answered 400 and its connection closed."""
+
+    max_header_bytes = 16 * 1024
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        self._rearm()
+        super().data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        self._header_bytes = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _count(self, n: int) -> None:
+        self._header_bytes = getattr(self, "_header_bytes", 0) + n
+        if self._header_bytes > self.max_header_bytes:
+            # raised inside the parser's callback: uvicorn answers 400 and closes
+            raise httptools.HttpParserError("request headers too large")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+import uvloop
 from kubernetes import client as k8s
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -40,19 +41,22 @@ from tools.kube_call import call_raw
 from tools.redact import cap
 from triage.app import App
 from triage.core import retention
-from triage.core.errors import ConfigError
+from triage.core.errors import ConfigError, StateUnavailable
 from triage.core.settings import Settings
 from triage.slack import approvals, reviews
+from triage.slack import metrics as slack_metrics
 from triage.slack.alert_groups import AlertGroups
 from triage.slack.alert_tickets import AlertTickets
 from triage.slack.app import Identity, build_app
-from triage.slack.client import Slack, SlackError, web_client
+from triage.slack.client import Slack, SlackError, open_session, web_client
 from triage.slack.inbox import Inbox, InboxError, State
+from triage.slack.inbox_sqlite import SqliteInbox
 from triage.slack.worker import Worker
 from triage.web import limits
 from triage.web.alerts import Receiver
 from triage.web.limits import Limits, RefusalLog, Refused
 from triage.web.review import server_config
+from triage.web.workers import WorkerProcess, run_worker, worker_argv
 
 log = logging.getLogger("triage.server")
 EVENTS_PATH = "/slack/events"
@@ -69,27 +73,36 @@ class Bot:
     identity: Identity
     worker: Worker
     app: AsyncApp
+    kick: Kick
     product: App | None = None
     groups: AlertGroups | None = None  # the Alertmanager receiver's, when it is on
     receiver: Receiver | None = None
+    work: bool = True  # run the worker here; False: another process does (workers.py)
 
     async def start(self) -> None:
+        self._session = open_session(self.settings.slack)
+        self.worker.slack.client.session = self._session  # one session for every call
+        self.identity.client.session = self._session
         try:
             await self.identity.load()
         except SlackError as e:  # retried on the first request; /healthz says so meanwhile
             log.warning("auth.test failed (%s); will retry on the first request", e)
-        self._task = asyncio.create_task(self.worker.run())
-        self._pruning = asyncio.create_task(self._prune_forever())
+        self._tasks = []
+        if self.work:
+            self._tasks = [
+                asyncio.create_task(self.worker.run()),
+                asyncio.create_task(self._prune_forever()),
+            ]
 
     async def _prune_forever(self) -> None:
         state = self.settings.state
         while True:
             try:
-                pruned = await asyncio.to_thread(
-                    retention.prune, Path(state.dir), retention_days=state.retention_days
+                pruned = await self.inbox.call(
+                    retention.prune, state, inbox=self.inbox, pool=self.worker.product.state_pool()
                 )
-            except (OSError, sqlite3.Error) as e:  # the disk: said, tried again later
-                log.warning("could not prune the state in %s: %s", state.dir, e)
+            except (OSError, sqlite3.Error, StateUnavailable) as e:  # said, tried again later
+                log.warning("could not prune the state (%s): %s", state.checkpointer, e)
             else:
                 if pruned.threads or pruned.requests:
                     log.info(
@@ -102,17 +115,39 @@ class Bot:
 
     async def stop(self) -> None:
         await self.worker.stop()
-        for task in (self._task, self._pruning):
+        for task in self._tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self.inbox.close()
         if self.groups is not None:
             self.groups.close()
+        await self._session.close()
+
+
+class Kick:
+    """Where "a request arrived" goes: the worker in this process, or the worker process."""
+
+    def __init__(self, target: Callable[[], None]) -> None:
+        self.target = target
+
+    def __call__(self) -> None:
+        self.target()
 
 
 def inbox_path(settings: Settings) -> Path:
     return Path(settings.state.dir) / "slack-inbox.sqlite"
+
+
+def open_inbox(settings: Settings, product: App, clean: Callable[[str], str]) -> Inbox:
+    """The inbox the settings choose: the shared Postgres (with its checkpointer), else the
+    SQLite file in the state directory."""
+    pool = product.state_pool()
+    if pool is not None:
+        from triage.slack.inbox_pg import PostgresInbox  # noqa: PLC0415 (Postgres only)
+
+        return PostgresInbox(pool, clean)
+    return SqliteInbox(inbox_path(settings), clean, synchronous=settings.state.sqlite_synchronous)
 
 
 def build_bot(settings: Settings, product: App) -> Bot:
@@ -134,7 +169,7 @@ def build_bot(settings: Settings, product: App) -> Bot:
     redactor = product.redactor.with_literals(secrets)
     client = web_client(slack_settings)
     limit = slack_settings.max_mention_chars
-    inbox = Inbox(inbox_path(settings), clean=lambda text: redactor.text(cap(text, limit)))
+    inbox = open_inbox(settings, product, lambda text: redactor.text(cap(text, limit)))
     slack = Slack(client, redactor)
     alerts = settings.alerts
     groups = (
@@ -158,11 +193,20 @@ def build_bot(settings: Settings, product: App) -> Bot:
         alert=AlertTickets(groups) if groups is not None else None,
     )
     identity = Identity(client)
-    app = build_app(slack_settings, inbox, identity, kick=worker.kick)
-    receiver = (
-        Receiver(alerts, inbox, groups, redactor, worker.kick) if groups is not None else None
+    kick = Kick(worker.kick)
+    app = build_app(slack_settings, inbox, identity, kick=kick)
+    receiver = Receiver(alerts, inbox, groups, redactor, kick) if groups is not None else None
+    return Bot(
+        settings,
+        inbox,
+        identity,
+        worker,
+        app,
+        kick,
+        product=product,
+        groups=groups,
+        receiver=receiver,
     )
-    return Bot(settings, inbox, identity, worker, app, product, groups, receiver)
 
 
 def starlette_app(bot: Bot) -> Starlette:
@@ -173,7 +217,7 @@ def starlette_app(bot: Bot) -> Starlette:
 
     async def healthz(_: Request) -> Response:
         try:
-            queued = await asyncio.to_thread(bot.inbox.count, State.QUEUED)
+            queued = await bot.inbox.call(bot.inbox.count, State.QUEUED)
         except Exception as e:  # the inbox is what health means here: report, not raise
             log.exception("healthz: the inbox cannot be read")
             return JSONResponse({"ok": False, "error": type(e).__name__}, status_code=503)
@@ -188,9 +232,12 @@ def starlette_app(bot: Bot) -> Starlette:
 
     async def readyz(_: Request) -> Response:
         problems = await readiness.problems()
+        backend = bot.inbox.backend
         if problems:
-            return JSONResponse({"ready": False, "problems": problems}, status_code=503)
-        return JSONResponse({"ready": True})
+            return JSONResponse(
+                {"ready": False, "backend": backend, "problems": problems}, status_code=503
+            )
+        return JSONResponse({"ready": True, "backend": backend})
 
     async def metrics(_: Request) -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
@@ -218,7 +265,29 @@ def starlette_app(bot: Bot) -> Starlette:
         routes.append(Route(EVENTS_PATH, events, methods=["POST"]))
     if bot.receiver is not None:
         routes.append(Route(bot.settings.alerts.path, bot.receiver.endpoint, methods=["POST"]))
-    return Starlette(routes=routes, lifespan=lifespan)
+    return AckTimer(Starlette(routes=routes, lifespan=lifespan))  # type: ignore[return-value]
+
+
+class AckTimer:
+    """ASGI middleware: the ack time of /slack/events from the moment the server hands the
+    request to the app (its ASGI entry) to the last byte of the answer, so the metric
+    includes any wait for the inbox and for the event loop, as Slack sees it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("path") != EVENTS_PATH:
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+
+        async def timed(message: Any) -> None:
+            await send(message)
+            if message.get("type") == "http.response.body" and not message.get("more_body"):
+                slack_metrics.ACK_SECONDS.observe(time.perf_counter() - started)
+
+        await self.app(scope, receive, timed)
 
 
 class Readiness:
@@ -238,8 +307,8 @@ class Readiness:
         problems = []
         try:
             self.bot.inbox.count(State.QUEUED)
-        except sqlite3.Error as e:
-            problems.append(f"inbox: {type(e).__name__}")
+        except (StateUnavailable, sqlite3.Error) as e:
+            problems.append(f"inbox ({self.bot.inbox.backend}): {str(e)[:160] or type(e).__name__}")
         product = self.bot.product
         api = product.api_client if product is not None else None
         if api is not None:
@@ -314,7 +383,12 @@ class _Quiet(uvicorn.Server):
 def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
     """Serve the bot on host:port and, when given, the review page (an ASGI app from
     triage.web.review.asgi) on settings.review.host:port, in one event loop. SIGTERM or
-    SIGINT stops both gracefully (a second one forces it)."""
+    SIGINT stops both gracefully (a second one forces it). With `slack.worker_process` the
+    investigations run in a process of their own (triage/web/workers.py), started here."""
+    worker = WorkerProcess(worker_argv()) if bot.settings.slack.worker_process else None
+    if worker is not None:
+        bot.work = False
+        bot.kick.target = worker.kick
     servers = [_Quiet(bot_config(bot, host, port))]
     if review is not None:
         r = bot.settings.review
@@ -334,24 +408,37 @@ def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
-        tasks = [asyncio.create_task(s.serve()) for s in servers]
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        wind_down()  # one ended (a signal, or it could not bind): end the other too
-        await asyncio.gather(*tasks)
+        if worker is not None:
+            await worker.start()
+        try:
+            tasks = [asyncio.create_task(s.serve()) for s in servers]
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            wind_down()  # one ended (a signal, or it could not bind): end the other too
+            await asyncio.gather(*tasks)
+        finally:
+            if worker is not None:
+                await worker.stop()
         for task in done:
             task.result()
 
-    asyncio.run(run())
+    uvloop.run(run())  # the loop uvicorn[standard] brings; what bot_config names
     if any(not s.started for s in servers):
         raise SystemExit(1)  # a listener never came up (port in use): uvicorn said why
 
 
+def work(bot: Bot) -> None:
+    """`triage serve --role worker`: the investigations' process (triage/web/workers.py). It
+    answers what the inbox holds and serves no HTTP; the server's kicks arrive on stdin."""
+    uvloop.run(run_worker(bot.start, bot.stop, bot.worker.kick))
+
+
 def bot_config(bot: Bot, host: str, port: int, log_level: str = "info") -> Any:
-    """uvicorn as `triage serve` runs it: h11 with a header deadline (limits.GuardedH11),
-    h11's 16 KiB bound on headers, a short keep-alive."""
+    """uvicorn as `triage serve` runs it: uvloop and httptools (uvicorn[standard]; the ack
+    path's parser and loop cost a third of h11's and asyncio's), a header deadline and a
+    16 KiB bound on headers (limits.GuardedHttpTools), a short keep-alive."""
     import uvicorn  # noqa: PLC0415
 
-    class Protocol(limits.GuardedH11):
+    class Protocol(limits.GuardedHttpTools):
         header_timeout_s = bot.settings.slack.header_timeout_s
 
     return uvicorn.Config(
@@ -361,6 +448,6 @@ def bot_config(bot: Bot, host: str, port: int, log_level: str = "info") -> Any:
         log_level=log_level,
         lifespan="on",
         http=Protocol,
-        h11_max_incomplete_event_size=16 * 1024,
+        loop="uvloop",
         timeout_keep_alive=5,
     )

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tools.read import payloads as p
+from triage.agent.planners.rules.quantities import memory_settings, quantity_bytes
 from triage.agent.planners.rules.text import (
     Endpoint,
     Family,
@@ -23,8 +24,6 @@ from triage.agent.planners.rules.text import (
     frame,
     growing,
     heaviest_request,
-    memory_settings,
-    quantity_bytes,
     repeated,
     service_of,
     telling,

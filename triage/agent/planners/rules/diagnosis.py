@@ -19,7 +19,7 @@ from typing import Any
 
 from tools.read import payloads as p
 from tools.results import ErrorKind
-from triage.agent.planners.rules import text
+from triage.agent.planners.rules import quantities, text
 from triage.agent.planners.rules.analyzers import analyze
 from triage.agent.planners.rules.analyzers.common import _ts, recovered
 from triage.agent.planners.rules.analyzers.metrics import symptoms
@@ -295,7 +295,7 @@ def _memory_explained(ctx: Ctx) -> list[Claim | None]:
         for pod in ctx.focus_pods[:4]:
             workload = ctx.workload_ref(pod).name
             for c in pod["containers"]:
-                limit = text.quantity_bytes(c["limits"].get("memory"))
+                limit = quantities.quantity_bytes(c["limits"].get("memory"))
                 series = next(
                     (
                         x
@@ -320,7 +320,8 @@ def _memory_explained(ctx: Ctx) -> list[Claim | None]:
                 out.append(
                     link(
                         None,
-                        f"The working set of {workload}/{c['name']} peaks at {text.human(peak)} of "
+                        f"The working set of {workload}/{c['name']} peaks at "
+                        f"{quantities.human(peak)} of "
                         f"its {c['limits'].get('memory')} limit ({peak / limit:.0%}) {shape}.",
                         ev.id,
                         ctx.facts.pods(ctx.ns)[1],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tools.redact import DEFAULT
 from triage.agent.planners.base import ToolCall
-from triage.agent.planners.rules import diagnosis, reads
+from triage.agent.planners.rules import diagnosis, queries, reads
 from triage.agent.planners.rules.context import build
 from triage.agent.planners.rules.facts import Facts
 from triage.core import quarantine
@@ -34,7 +34,7 @@ class RulesPlanner:
             return []  # unknown namespace or no apiserver: nothing else can be learned
         first = [
             c
-            for c in [*reads.survey(ns), *reads.metric_discovery(goal, ns, now)]
+            for c in [*reads.survey(ns), *queries.metric_discovery(goal, ns, now)]
             if not facts.has(c.name, **c.args)
         ]
         if first:
@@ -43,8 +43,8 @@ class RulesPlanner:
         hops = {n for _s, n, _p, _l in reads.hosts_failing(ctx)}
         return [
             *reads.follow_ups(ctx),
-            *reads.metrics(goal, facts, ns, now),
-            *(c for n in sorted(hops) for c in reads.dependency_metrics(goal, facts, n, now)),
+            *queries.metrics(goal, facts, ns, now),
+            *(c for n in sorted(hops) for c in queries.dependency_metrics(goal, facts, n, now)),
         ]
 
     def draft(self, goal: Goal, evidence: list[Evidence], now: float) -> RCADraft:

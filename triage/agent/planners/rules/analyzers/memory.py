@@ -13,7 +13,7 @@ import itertools
 import re
 
 from tools.read import payloads as p
-from triage.agent.planners.rules import text
+from triage.agent.planners.rules import quantities, text
 from triage.agent.planners.rules.analyzers.common import container_fact, pod_problem_pods
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -112,7 +112,7 @@ def oom(ctx: Ctx) -> list[Finding]:
         ref = ctx.workload_ref(pod)
         pods_id = ctx.facts.pods(ctx.ns)[1]
         limit_text = c["limits"].get("memory")
-        limit = text.quantity_bytes(limit_text)
+        limit = quantities.quantity_bytes(limit_text)
         last = c["last_terminated"] or c["state"] or {}
         symptom = link(
             S,
@@ -123,13 +123,13 @@ def oom(ctx: Ctx) -> list[Finding]:
             about=ctx.pod_ref(pod),
             facts=(container_fact(ctx, pod, c, "last_terminated.reason", "OOMKilled"),),
         )
-        settings = text.memory_settings(c["spec"])
+        settings = quantities.memory_settings(c["spec"])
         over = [s for s in settings if s.bytes and limit and s.bytes >= limit * 0.9]
         pct = [s for s in settings if s.percent and s.percent > 90]
         trend, mid, peak = _trend(ctx, pod, c["name"])
         if over or pct:
             s = (over or pct)[0]
-            told = text.human(s.bytes) if s.bytes else f"{s.percent:g}% of the limit"
+            told = quantities.human(s.bytes) if s.bytes else f"{s.percent:g}% of the limit"
             cause = (
                 f"{s.where} sets {s.flag} ({told}) for container {c['name']}, "
                 f"{'more than' if s.bytes and limit and s.bytes > limit else 'about'} its "
@@ -171,7 +171,8 @@ def oom(ctx: Ctx) -> list[Finding]:
             held = _what_grows(ctx, pod, c["name"])
             finding = Finding(
                 cls=CauseClass.MEMORY_LEAK,
-                cause=f"{ref.name}'s memory grows steadily (to {text.human(peak or 0)}) until "
+                cause=f"{ref.name}'s memory grows steadily "
+                f"(to {quantities.human(peak or 0)}) until "
                 f"the {limit_text} limit kills it: a leak, not a limit set too low",
                 summary=f"{ref.name} leaks memory and is OOM-killed at {limit_text}",
                 impact=f"{ref.name} restarts every time the leak reaches the limit.",
@@ -180,7 +181,7 @@ def oom(ctx: Ctx) -> list[Finding]:
                     link(
                         M if held else C,
                         f"The working set rises steadily with no drop back (peak "
-                        f"{text.human(peak or 0)}) until the kill at {limit_text}.",
+                        f"{quantities.human(peak or 0)}) until the kill at {limit_text}.",
                         mid,
                         about=ref,
                     ),
@@ -200,7 +201,7 @@ def oom(ctx: Ctx) -> list[Finding]:
                 ],
             )
         else:
-            at = f" (working set up to {text.human(peak)})" if peak else ""
+            at = f" (working set up to {quantities.human(peak)})" if peak else ""
             holds = _held_before_the_kill(ctx, pod, c)
             unread = [
                 ref_.split(":", 1)[1]

@@ -157,7 +157,7 @@ def _why_not(pod: p.Pod, nodes: list[p.Node]) -> str:
 
 
 def _qty(value: str) -> float:
-    from triage.agent.planners.rules.text import quantity_bytes  # noqa: PLC0415
+    from triage.agent.planners.rules.quantities import quantity_bytes  # noqa: PLC0415
 
     return quantity_bytes(value) or 0.0
 

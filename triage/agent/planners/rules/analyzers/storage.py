@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from triage.agent.planners.rules import text
+from triage.agent.planners.rules import quantities
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import series_values
@@ -149,7 +149,7 @@ def _moved_with(ctx: Ctx) -> tuple[list[str], str | None]:
 
 
 def _size(n: float) -> str:
-    return text.human(n) if n >= 1024 else f"{n:g}"
+    return quantities.human(n) if n >= 1024 else f"{n:g}"
 
 
 def _growth(values: list[float]) -> str:

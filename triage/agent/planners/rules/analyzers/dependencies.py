@@ -1,0 +1,367 @@
+"""Dependencies that fail a workload: a Service it calls with no ready endpoint (and why: its
+pods' own chain), a NetworkPolicy that drops the traffic (egress from the caller or ingress at
+the callee), a name that does not resolve, a dependency saturated by who holds its connections.
+The chain is joined to the cause of the dependency's own failure (chain.compose).
+"""
+
+from __future__ import annotations
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import Ref, selects, workload_of
+from triage.agent.planners.rules.reads import hosts_failing
+from triage.core.causes import CauseClass
+from triage.core.models import Claim, LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def _egress_blocks(
+    policies: list[p.NetworkPolicy], pod: p.Pod, dns: bool
+) -> p.NetworkPolicy | None:
+    """A policy selecting `pod` with Egress whose rules allow nothing that would carry the
+    traffic (no rule at all, or none to port 53 for DNS)."""
+    for pol in policies:
+        if "Egress" not in pol["types"] or (
+            pol["pod_selector"] and not selects(pol["pod_selector"], pod["labels"])
+        ):
+            continue
+        if not pol["egress"]:
+            return pol
+        if dns and not any(
+            any(port.endswith("/53") for port in ports) for ports in pol["egress_ports"]
+        ):
+            return pol
+    return None
+
+
+def _ingress_blocks(
+    policies: list[p.NetworkPolicy], target: p.Pod, client: p.Pod, same_ns: bool
+) -> p.NetworkPolicy | None:
+    selecting = [
+        pol
+        for pol in policies
+        if "Ingress" in pol["types"]
+        and (not pol["pod_selector"] or selects(pol["pod_selector"], target["labels"]))
+    ]
+    if not selecting:
+        return None
+    for pol in selecting:
+        for peers in pol["ingress"]:
+            if not peers:
+                return None  # allows everything
+            for peer in peers:
+                if (
+                    "pods" in peer
+                    and (not peer["pods"] or selects(peer["pods"], client["labels"]))
+                    and ("namespaces" not in peer) == same_ns
+                ):
+                    return None
+    return selecting[0]
+
+
+def dependencies(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    callers = {str(ctx.workload_ref(x)): x for x in ctx.focus_pods}
+    for svc_name, ns, port, line in hosts_failing(ctx):
+        caller_pod = next(iter(callers.values()), None)
+        if caller_pod is None:
+            break
+        caller = ctx.workload_ref(caller_pod)
+        log_ev = next(
+            (
+                e
+                for e in ctx.facts.all("k8s.logs")
+                if e.ok and any(line[:60] in str(x) for x in e.data or [])
+            ),
+            None,
+        )
+        lid = log_ev.id if log_ev else None
+        symptom = link(
+            S,
+            f"{caller.name} cannot reach {svc_name}.{ns}{':' + str(port) if port else ''}: "
+            f"{short(line)}",
+            lid,
+            ctx.facts.pods(ctx.ns)[1],
+            about=caller,
+        )
+        dep_ref = Ref("Service", ns, svc_name)
+        services_, sid = ctx.facts.services(ns)
+        svc = next((s for s in services_ if s["name"] == svc_name), None)
+        family = text.family(line)
+        policies, nid = ctx.facts.network_policies(ctx.ns)
+        if family is text.Family.DNS:
+            blocker = _egress_blocks(policies, caller_pod, dns=True)
+            if blocker is not None:
+                out.append(
+                    _policy(
+                        ctx,
+                        caller,
+                        symptom,
+                        blocker,
+                        nid,
+                        f"NetworkPolicy {blocker['name']} allows {caller.name} no egress to DNS "
+                        f"(UDP/TCP 53 to kube-system), so every lookup times out",
+                        dep_ref,
+                    )
+                )
+                continue
+        if sid is None:
+            continue  # the dependency's namespace could not be read
+        if svc is None:
+            names = sorted(s["name"] for s in services_)
+            out.append(
+                Finding(
+                    cls=CauseClass.BAD_CONFIG,
+                    cause=f"{caller.name} is configured to reach {svc_name}.{ns}, but there is no "
+                    f"Service {svc_name} in {ns} (Services there: "
+                    f"{', '.join(names) or 'none'})",
+                    summary=f"{caller.name} calls a Service that does not exist ({svc_name}.{ns})",
+                    impact=f"{caller.name}'s calls to {svc_name} fail.",
+                    chain=chain(
+                        symptom,
+                        link(
+                            C,
+                            f"No Service {svc_name} in namespace {ns}; existing: "
+                            f"{', '.join(names) or 'none'}.",
+                            sid,
+                            about=dep_ref,
+                            facts=(
+                                fact(
+                                    "k8s.services",
+                                    f"[name={svc_name}]",
+                                    "absent",
+                                    None,
+                                    namespace=ns,
+                                ),
+                            ),
+                        ),
+                    ),
+                    strength=Strength.INFERRED,
+                    explains={str(caller)},
+                    follow_ups=[
+                        f"Point {caller.name} at the right host (one of: {', '.join(names[:5])})."
+                    ],
+                )
+            )
+            continue
+        exposed = {int(x["port"]) for x in svc["ports"] if isinstance(x.get("port"), int)}
+        if port and exposed and port not in exposed:
+            out.append(
+                Finding(
+                    cls=CauseClass.BAD_CONFIG,
+                    cause=f"{caller.name} connects to {svc_name}.{ns} on port {port}, but Service "
+                    f"{svc_name} exposes port {', '.join(str(x) for x in sorted(exposed))}",
+                    summary=f"{caller.name} uses the wrong port for {svc_name} ({port} instead of "
+                    f"{', '.join(str(x) for x in sorted(exposed))})",
+                    impact=f"{caller.name}'s connections to {svc_name} are refused.",
+                    chain=chain(
+                        symptom,
+                        link(
+                            C,
+                            f"Service {svc_name} in {ns} exposes "
+                            f"{', '.join(str(x) for x in sorted(exposed))}; {caller.name} uses "
+                            f"{port}.",
+                            sid,
+                            lid,
+                            about=dep_ref,
+                            facts=(
+                                fact(
+                                    "k8s.services",
+                                    f"[name={svc_name}].ports[port={port}]",
+                                    "absent",
+                                    None,
+                                    namespace=ns,
+                                ),
+                            ),
+                        ),
+                    ),
+                    strength=Strength.STATED,
+                    explains={str(caller)},
+                    follow_ups=[
+                        f"Set {caller.name}'s port for {svc_name} to "
+                        f"{', '.join(str(x) for x in sorted(exposed))}."
+                    ],
+                )
+            )
+            continue
+        eps, eid = ctx.facts.endpoints(ns, svc_name)
+        if eps is not None and not eps["ready"]:
+            out.append(_no_endpoints(ctx, caller, symptom, svc, ns, eid, sid))
+            continue
+        blocker = _egress_blocks(policies, caller_pod, dns=False)
+        if blocker is not None and family is text.Family.CONNECTION:
+            out.append(
+                _policy(
+                    ctx,
+                    caller,
+                    symptom,
+                    blocker,
+                    nid,
+                    f"NetworkPolicy {blocker['name']} selects {caller.name} and allows no egress "
+                    f"that carries its traffic to {svc_name}",
+                    dep_ref,
+                )
+            )
+            continue
+        dep_pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
+        theirs, tid = ctx.facts.network_policies(ns)
+        if dep_pods and family is text.Family.CONNECTION:
+            blocker = _ingress_blocks(theirs, dep_pods[0], caller_pod, same_ns=ns == ctx.ns)
+            if blocker is not None:
+                out.append(
+                    _policy(
+                        ctx,
+                        caller,
+                        symptom,
+                        blocker,
+                        tid,
+                        f"NetworkPolicy {blocker['name']} in {ns} admits ingress to {svc_name}'s "
+                        f"pods only from {_peers_text(blocker)}, which {caller.name}'s pods "
+                        f"(labels {_labels(caller_pod['labels'])}) are not",
+                        dep_ref,
+                    )
+                )
+    return out
+
+
+def _labels(labels: object) -> str:
+    if isinstance(labels, dict):
+        return ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "any"
+    return str(labels)
+
+
+def _peers_text(pol: p.NetworkPolicy) -> str:
+    peers = [peer for rule in pol["ingress"] for peer in rule]
+    return (
+        "; ".join(
+            f"pods with labels {_labels(peer.get('pods'))}"
+            + (
+                f" in namespaces with labels {_labels(peer.get('namespaces'))}"
+                if "namespaces" in peer
+                else ""
+            )
+            for peer in peers
+        )
+        or "nowhere"
+    )
+
+
+def _policy(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    pol: p.NetworkPolicy,
+    nid: str | None,
+    cause: str,
+    dep: Ref,
+) -> Finding:
+    return Finding(
+        cls=CauseClass.NETWORK_POLICY_BLOCKING,
+        cause=cause,
+        summary=f"{caller.name}'s traffic is dropped by NetworkPolicy {pol['name']}",
+        impact=f"{caller.name}'s calls time out.",
+        chain=chain(
+            symptom,
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                nid,
+                about=ctx.ref(
+                    "NetworkPolicy",
+                    pol["name"],
+                    dep.namespace if "in " + dep.namespace in cause else None,
+                ),
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(caller), str(dep)},
+        follow_ups=[f"Add a rule to NetworkPolicy {pol['name']} that allows this traffic."],
+    )
+
+
+def _backs(workload_selector: dict[str, str], service_selector: dict[str, str]) -> bool:
+    """Would the workload's pods be selected by the Service (its labels include the Service's
+    selector, as far as the workload's own selector shows)?"""
+    return bool(workload_selector) and all(
+        workload_selector.get(k) == v for k, v in service_selector.items() if k in workload_selector
+    )
+
+
+def _no_endpoints(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    svc: p.Service,
+    ns: str,
+    eid: str | None,
+    sid: str | None,
+) -> Finding:
+    dep = Ref("Service", ns, svc["name"])
+    sets, stid = ctx.facts.statefulsets(ns)
+    deps, did = ctx.facts.deployments(ns)
+    pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
+    owner = next((s for s in sets if _backs(s["selector"], svc["selector"])), None)
+    owner_d = next((d for d in deps if _backs(d["selector"], svc["selector"])), None)
+    why: str
+    ids: tuple[str | None, ...]
+    opened: set[str] = set()
+    if owner is not None and (owner["replicas"] or 0) == 0:
+        notes = "; ".join(
+            f"{k}={v}"
+            for k, v in owner["annotations"].items()
+            if "scale" in k or "replica" in k or "down" in k
+        )
+        why = f"StatefulSet {owner['name']} in {ns} is scaled to 0 replicas" + (
+            f" ({short(notes, 160)})" if notes else ""
+        )
+        ids = (stid,)
+    elif owner_d is not None and (owner_d["replicas"] or 0) == 0:
+        why = f"Deployment {owner_d['name']} in {ns} is scaled to 0 replicas"
+        ids = (did,)
+    elif pods and not any(x["ready"] for x in pods):
+        # the dependency's pods are failing: why is their own chain (see chain.compose)
+        opened = {str(dep), *(str(Ref(*workload_of(x), ns)) for x in pods[:3])}
+        opened |= {str(Ref("Pod", ns, x["name"])) for x in pods[:3]}
+        bad = pods[0]
+        state = next(
+            (
+                (c["state"] or {}).get("reason")
+                for c in bad["containers"]
+                if (c["state"] or {}).get("reason")
+            ),
+            bad["phase"],
+        )
+        why = f"its pods are not ready (e.g. {bad['name']}: {state})"
+        ids = (ctx.facts.pods(ns)[1],)
+    else:
+        why = f"no pod in {ns} matches its selector {svc['selector']}"
+        ids = (ctx.facts.pods(ns)[1],)
+    return Finding(
+        cls=CauseClass.DEPENDENCY_UNAVAILABLE,
+        cause=f"{caller.name}'s dependency {svc['name']} ({ns}) has no ready endpoints because "
+        f"{why}; {caller.name}'s errors are a consequence",
+        summary=f"{caller.name} fails because {svc['name']} in {ns} is down (0 endpoints)",
+        impact=f"Every request of {caller.name} that needs {svc['name']} fails or times out.",
+        chain=chain(
+            symptom,
+            link(
+                M,
+                f"Service {svc['name']} in {ns} has 0 ready endpoints.",
+                eid,
+                sid,
+                about=dep,
+                facts=(fact("k8s.endpoints", "ready", "eq", 0, namespace=ns, service=svc["name"]),),
+            ),
+            link(C, why[0].upper() + why[1:] + ".", *ids, about=dep),
+        ),
+        strength=Strength.STATED,
+        explains={str(caller), str(dep)},
+        open_at=opened,
+        follow_ups=[
+            f"Bring {svc['name']} in {ns} back (scale it up / fix its pods); then check "
+            f"{caller.name} recovers."
+        ],
+    )

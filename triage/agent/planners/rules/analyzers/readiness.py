@@ -1,0 +1,134 @@
+"""Containers that run but never become ready: the readiness probe's failure, what the program
+said about it, and what the probe or the program depends on (a Service it cannot reach, a
+ServiceAccount the apiserver refuses) — whose own failure is then the cause.
+"""
+
+from __future__ import annotations
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import (
+    changed_since_healthy,
+    ports_of,
+    probe_of,
+)
+from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.core.causes import CauseClass
+from triage.core.models import LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def _depends_on(ctx: Ctx, pod: p.Pod, line: text.Line) -> set[str]:
+    """What a line says the container failed on — the Services it could not reach or
+    resolve, the ServiceAccount the apiserver refused: their own failure is the cause."""
+    if line.family is text.Family.K8S_FORBIDDEN:
+        parsed = text.forbidden(line.text)
+        sa = parsed["sa"] if parsed else pod["service_account"] or "default"
+        sa_ns = parsed["ns"] if parsed else ctx.ns
+        return {str(ctx.ref("ServiceAccount", sa, sa_ns))}
+    if line.family not in (text.Family.CONNECTION, text.Family.DNS):
+        return set()
+    out: set[str] = set()
+    for endpoint in text.endpoints_in(line.text):
+        svc = text.service_of(endpoint.host, ctx.ns)
+        if svc:
+            out.add(str(ctx.ref("Service", svc[0], svc[1])))
+    return out
+
+
+def readiness(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pod in ctx.focus_pods:
+        running = all((c["state"] or {}).get("kind") == "running" for c in pod["containers"])
+        if pod["phase"] != "Running" or pod["ready"] or not running:
+            continue
+        ref = ctx.workload_ref(pod)
+        if str(ref) in seen:
+            continue
+        seen.add(str(ref))
+        events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        probe_ev = next(
+            (e for e in events if e["reason"] == "Unhealthy" and "eadiness" in str(e["message"])),
+            None,
+        )
+        c = next((x for x in pod["containers"] if not x["ready"]), pod["containers"][0])
+        probe = probe_of(c, "readiness")
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        message = str(probe_ev["message"] if probe_ev else "")
+        target = f"{probe.get('kind', '?')} {probe.get('path', '')} port {probe.get('port', '?')}"
+        ports = ports_of(c)
+        # The probe itself is wrong (it asks where the app does not answer), or the app
+        # answers and declares itself unready — then its log says why, and that is the cause.
+        said: text.Line | None = None
+        said_id: str | None = None
+        opened: set[str] = set()
+        strength = Strength.STATED if probe_ev else Strength.INFERRED
+        if probe.get("port") is not None and str(probe.get("port")) not in ports and ports:
+            why = (
+                f"the probe targets port {probe.get('port')}, which the container does not "
+                f"expose (ports {', '.join(ports)})"
+            )
+        elif "404" in message:
+            why = f"the probe path {probe.get('path')} answers 404: the app does not serve it"
+        elif "refused" in message:
+            why = f"nothing listens where the probe connects ({target})"
+        else:
+            log, said_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            said = text.telling(log) if said_id else None
+            answered = short(message, 120) if message else "it fails"
+            if said is not None:
+                why = (
+                    f"the app answers its readiness probe ({target}) with {answered}, and its "
+                    f'log says why: "{short(said.text, 200)}"'
+                )
+                opened = _depends_on(ctx, pod, said)
+            else:
+                why = f"the probe {target} fails: {answered}"
+        services = ctx.facts.services_selecting(ctx.ns, pod)
+        eps_text = ""
+        eps_id = None
+        for svc in services:
+            eps, eps_id = ctx.facts.endpoints(ctx.ns, svc["name"])
+            if eps is not None:
+                eps_text = f"Service {svc['name']} has {eps['ready']} ready endpoint(s)."
+                break
+        f = Finding(
+            cls=CauseClass.READINESS_PROBE_FAILING,
+            cause=f"{ref.name}'s readiness probe fails: {why}",
+            summary=f"{ref.name}'s pods are Running but not Ready, so they get no traffic",
+            impact=eps_text or f"{ref.name} receives no traffic.",
+            chain=chain(
+                link(
+                    S,
+                    f"Pod {pod['name']} is Running but not Ready. {eps_text}",
+                    pods_id,
+                    eps_id,
+                    about=ctx.pod_ref(pod),
+                    facts=(
+                        fact(
+                            "k8s.pods", f"[name={pod['name']}].ready", "eq", False, namespace=ctx.ns
+                        ),
+                    ),
+                ),
+                link(M, f"Event Unhealthy: {short(message)}", eid, about=ctx.pod_ref(pod))
+                if probe_ev
+                else None,
+                link(
+                    C, f"The readiness probe is {target}: {why}.", pods_id, eid, said_id, about=ref
+                ),
+            ),
+            explains={str(ref), *(str(ctx.ref("Service", s["name"])) for s in services)},
+            strength=strength,
+            open_at=opened,
+            follow_ups=[
+                "Fix what the app's log says it is waiting for."
+                if said is not None
+                else "Point the readiness probe at a path and port the app serves."
+            ],
+        )
+        changed_since_healthy(ctx, ref, f, field="probe")
+        out.append(f)
+    return out

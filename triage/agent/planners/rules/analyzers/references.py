@@ -1,0 +1,238 @@
+"""Containers that never start for a reason outside the program: an image the registry does not
+have, a ConfigMap, Secret or key the pod references that does not exist, an init container that
+fails. The chain ends at the reference a human fixes (the tag, the name, the key, the command).
+"""
+
+from __future__ import annotations
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import (
+    changed_since_healthy,
+    command_of,
+    container_fact,
+    fatal,
+    pod_problem_pods,
+)
+from triage.agent.planners.rules.analyzers.containers import _last, _state
+from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
+from triage.agent.planners.rules.context import Ctx
+from triage.core.causes import CauseClass
+from triage.core.models import LinkRole
+
+S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+_PULL = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+
+
+_CONFIG = ("CreateContainerConfigError", "CreateContainerError")
+
+
+def image_pull(ctx: Ctx) -> list[Finding]:
+    out = []
+    for pod, c in pod_problem_pods(ctx, lambda c: _state(c).get("reason") in _PULL):
+        image = c["image"] or "?"
+        events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        failed = next(
+            (e for e in events if "pull" in str(e["message"]).lower() and e["reason"] == "Failed"),
+            None,
+        ) or next((e for e in events if "pull" in str(e["message"]).lower()), None)
+        message = str((failed["message"] if failed else None) or _state(c).get("message") or "")
+        lower = message.lower()
+        denied = any(w in lower for w in ("unauthorized", "denied", "authentication required"))
+        missing = any(w in lower for w in ("not found", "manifest unknown", "does not exist"))
+        why = (
+            "the registry refuses the credentials (no or wrong imagePullSecret)"
+            if denied
+            else "the tag (or repository) does not exist in the registry"
+            if missing
+            else "the registry cannot serve it"
+        )
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        ref = ctx.workload_ref(pod)
+        cause = f"image {image} cannot be pulled: {why}" + (
+            f' — the registry says "{short(message, 180)}"' if message else ""
+        )
+        f = Finding(
+            cls=CauseClass.IMAGE_PULL,
+            cause=cause,
+            summary=f"{ref.name}'s container {c['name']} never starts: {_state(c).get('reason')} "
+            f"for {image}",
+            impact=f"Pods of {ref.name} cannot start.",
+            chain=chain(
+                link(
+                    S,
+                    f"Container {c['name']} of pod {pod['name']} is waiting: "
+                    f"{_state(c).get('reason')} for image {image}.",
+                    pods_id,
+                    about=ctx.pod_ref(pod),
+                    facts=(
+                        container_fact(ctx, pod, c, "state.reason", str(_state(c).get("reason"))),
+                    ),
+                ),
+                link(C, f"The kubelet reports: {short(message)}", eid, pods_id, about=ref)
+                if message
+                else link(C, f"Image {image} is not pullable.", pods_id, about=ref),
+            ),
+            explains={str(ref), str(ctx.pod_ref(pod))},
+            follow_ups=[
+                "Push the missing tag or fix the image reference"
+                if not denied
+                else "Add or fix the imagePullSecret for the registry"
+            ],
+        )
+        changed_since_healthy(ctx, ref, f, field="image")
+        out.append(f)
+    return out
+
+
+def _mount_failed(ctx: Ctx, pod: p.Pod) -> str | None:
+    """The kubelet's FailedMount message for a pod stuck creating its containers."""
+    events, _ = ctx.facts.events_about(ctx.ns, pod["name"])
+    return next(
+        (str(e["message"]) for e in events if e["reason"] in ("FailedMount", "FailedAttachVolume")),
+        None,
+    )
+
+
+def config_reference(ctx: Ctx) -> list[Finding]:
+    """A container that cannot be created or a volume that cannot be mounted because what it
+    references (a ConfigMap, a Secret, a key) does not exist: the kubelet names it; the
+    ConfigMaps that do exist are listed beside it (a rename shows)."""
+    out = []
+    seen: set[str] = set()
+    stuck = [
+        (pod, c)
+        for pod, c in pod_problem_pods(
+            ctx, lambda c: _state(c).get("reason") in (*_CONFIG, "ContainerCreating")
+        )
+        if _state(c).get("reason") in _CONFIG or _mount_failed(ctx, pod)
+    ]
+    for pod, c in stuck:
+        ref = ctx.workload_ref(pod)
+        if str(ref) in seen:
+            continue
+        seen.add(str(ref))
+        events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
+        message = str(_state(c).get("message") or "") or (_mount_failed(ctx, pod) or "")
+        if not message:
+            message = next(
+                (str(e["message"]) for e in events if "not found" in str(e["message"])), ""
+            )
+        pods_id = ctx.facts.pods(ctx.ns)[1]
+        names, cid = ctx.facts.configmap_names(ctx.ns)
+        missing = [n for n in pod["configmaps"] if cid and n not in names]
+        present = [n for n in names if n != "kube-root-ca.crt"]
+        kind = "mounted" if _state(c).get("reason") == "ContainerCreating" else "referenced"
+        cause = f"pod {pod['name']} {kind} configuration that does not exist: {short(message, 200)}"
+        if missing and cid:
+            cause += (
+                f" — ConfigMap {', '.join(missing)} is not in {ctx.ns} (ConfigMaps there: "
+                f"{', '.join(present) or 'none'})"
+            )
+        f = Finding(
+            cls=CauseClass.MISSING_CONFIG_REFERENCE,
+            cause=cause,
+            summary=f"{ref.name}'s containers cannot be created ({_state(c).get('reason')})",
+            impact=f"Pods of {ref.name} never start.",
+            chain=chain(
+                link(
+                    S,
+                    f"Container {c['name']} of pod {pod['name']} is waiting: "
+                    f"{_state(c).get('reason')}.",
+                    pods_id,
+                    about=ctx.pod_ref(pod),
+                ),
+                link(M, f"The kubelet reports: {short(message)}", pods_id, eid, about=ref),
+                link(
+                    C,
+                    f"ConfigMap {', '.join(missing)} does not exist in {ctx.ns}; the ConfigMaps "
+                    f"there are {', '.join(present) or 'none'}.",
+                    cid,
+                    about=ref,
+                    facts=tuple(
+                        fact("k8s.configmap_names", "", "contains", n, namespace=ctx.ns)
+                        for n in present[:1]
+                    ),
+                )
+                if missing and cid
+                else None,
+            ),
+            explains={str(ref)},
+            follow_ups=["Create the missing ConfigMap/Secret (or key), or fix the reference."],
+        )
+        if f.chain and f.chain[-1].role is not C:
+            f.chain[-1] = f.chain[-1].model_copy(update={"role": C})
+        changed_since_healthy(ctx, ref, f, field="volume")
+        out.append(f)
+    return out
+
+
+def init_containers(ctx: Ctx) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pod in ctx.focus_pods:
+        for c in pod["init_containers"]:
+            state, last = _state(c), _last(c)
+            failed = (
+                state.get("reason") in ("CrashLoopBackOff", "Error")
+                or last.get("exit_code") not in (None, 0)
+                or (state.get("kind") == "terminated" and state.get("exit_code") not in (None, 0))
+            )
+            stuck = state.get("kind") == "running" and pod["phase"] == "Pending"
+            if not (failed or stuck):
+                continue
+            ref = ctx.workload_ref(pod)
+            if str(ref) in seen:
+                continue
+            seen.add(str(ref))
+            pods_id = ctx.facts.pods(ctx.ns)[1]
+            code = (last or state).get("exit_code")
+            line, lid, previous = fatal(ctx, pod, c["name"])
+            command = command_of(c)
+            if (
+                line is not None
+                and line.family in (text.Family.CONNECTION, text.Family.DNS)
+                and not failed
+            ):
+                continue  # waiting for a dependency: the network analyzers follow it
+            what = short(line.text, 200) if line else f"exit code {code}"
+            cause = f"init container {c['name']} fails: {what}" + (
+                f" (its command is `{short(command, 120)}`)" if command else ""
+            )
+            if code == 127 or (line and line.family is text.Family.COMMAND):
+                cause = (
+                    f"init container {c['name']} runs a command that does not exist: {what} "
+                    f"(exit {code}: not found — a typo in `{short(command, 120)}`?)"
+                )
+            out.append(
+                Finding(
+                    cls=CauseClass.INIT_CONTAINER_FAILING,
+                    cause=cause,
+                    summary=f"{ref.name}'s pods are stuck in Init: init container {c['name']} "
+                    f"{'fails' if failed else 'never finishes'}",
+                    impact=f"The main containers of {ref.name} never start.",
+                    chain=chain(
+                        link(
+                            S,
+                            f"Pod {pod['name']} is {pod['phase']}: init container {c['name']} is "
+                            f"{state.get('reason') or state.get('kind')}"
+                            + (f", last exit code {code}" if code is not None else "")
+                            + ".",
+                            pods_id,
+                            about=ctx.pod_ref(pod),
+                        ),
+                        link(
+                            C,
+                            f"Its {'crashed instance' if previous else 'log'} says: {what}"
+                            + (f"; command: {short(command, 160)}" if command else ""),
+                            lid,
+                            pods_id,
+                            about=ref,
+                        ),
+                    ),
+                    explains={str(ref)},
+                    follow_ups=[f"Fix the command of init container {c['name']}."],
+                )
+            )
+    return out

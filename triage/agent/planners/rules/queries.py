@@ -1,0 +1,222 @@
+"""The Prometheus reads of the rules planner: which series a namespace has (discovery), then
+the signals every cluster exports (restarts, memory, throttling, volumes, pools), the request
+counters found by name shape with every common server-error label, the latency of any timed
+histogram or summary, and the same for each dependency the chain reached.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.agent.planners.base import ToolCall
+from triage.agent.planners.rules.facts import Facts, series_values
+from triage.agent.planners.rules.reads import call, window
+from triage.core.models import Goal
+
+
+def metric_discovery(goal: Goal, ns: str, now: float) -> list[ToolCall]:
+    start, end = window(goal, now)
+    return [call("prom.metric_names", selector=f'{{namespace="{ns}"}}', start=start, end=end)]
+
+
+_REQUEST_COUNTERS = (
+    "http_requests_total",
+    "http_server_requests_seconds_count",
+    "http_server_requests_total",
+    "http_server_duration_milliseconds_count",
+    "nginx_ingress_controller_requests",
+    "grpc_server_handled_total",
+)
+
+
+# How exporters label a server error: the HTTP status under the names the common client
+# libraries, service meshes, ingress controllers and OpenTelemetry use, a status class, Spring's
+# outcome, gRPC's code. One `or` of them catches whichever the series carries.
+_ERROR_MATCHERS = (
+    'code=~"5.."',
+    'status=~"5.."',
+    'status_code=~"5.."',
+    'response_code=~"5.."',
+    'http_status=~"5.."',
+    'http_status_code=~"5.."',
+    'http_response_status_code=~"5.."',
+    'status_class="5xx"',
+    'outcome="SERVER_ERROR"',
+    'grpc_code=~"Unavailable|Internal|Unknown|DeadlineExceeded|DataLoss"',
+)
+
+
+SIGNALS = {
+    "restarts": "kube_pod_container_status_restarts_total",
+    "memory": "container_memory_working_set_bytes",
+    "memory_limit": "kube_pod_container_resource_limits",
+    "throttled": "container_cpu_cfs_throttled_periods_total",
+    "cfs_periods": "container_cpu_cfs_periods_total",
+    "volume_used": "kubelet_volume_stats_used_bytes",
+    "volume_capacity": "kubelet_volume_stats_capacity_bytes",
+    "pool_pending": "hikaricp_connections_pending",
+    "db_connections": "pg_stat_activity_count",
+    "db_max_connections": "pg_settings_max_connections",
+    "generation": "kube_deployment_metadata_generation",
+}
+
+
+# Exporters every cluster has (kube-state-metrics, cAdvisor, the kubelet, HTTP middleware):
+# the rest of a namespace's series are the application's own.
+_STANDARD_PREFIXES = (
+    "kube_",
+    "container_",
+    "kubelet_",
+    "node_",
+    "http_",
+    "process_",
+    "go_",
+    "up",
+    "scrape_",
+    "grpc_",
+)
+
+
+def request_counters(names: set[str]) -> list[str]:
+    """The request counters a namespace has: the well-known names first, then any counter
+    whose name says it counts requests or responses (`*_requests_total`,
+    `*_request_duration_seconds_count`, `*_responses_total`, …)."""
+    known = [n for n in _REQUEST_COUNTERS if n in names]
+    generic = sorted(
+        n
+        for n in names
+        if n not in known
+        and n.endswith(("_total", "_count"))
+        and re.search(r"request|response", n)
+        and not n.startswith(("kube_", "container_", "kubelet_", "apiserver_", "prometheus_"))
+    )
+    return (known + generic)[:3]
+
+
+_CONNECTIONS = re.compile(
+    r"stat_activity_count$|threads_connected$|connected_clients$|_connections_(current|active)$"
+)
+
+
+_MAX_CONNECTIONS = re.compile(r"max_connections$|maxclients$")
+
+
+def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
+    """For a dependency's namespace: who holds its connections, and how many it allows
+    (the exporters' connection gauges, by every label they carry: user, application)."""
+    names = facts.metric_names(f'{{namespace="{ns}"}}')
+    start, end = window(goal, now)
+    out = []
+    for name in sorted(names):
+        if _CONNECTIONS.search(name):
+            out.append(
+                call(
+                    "prom.range",
+                    purpose=f"connections:{ns}",
+                    query=f'{name}{{namespace="{ns}"}}',
+                    start=start,
+                    end=end,
+                )
+            )
+        elif _MAX_CONNECTIONS.search(name):
+            out.append(
+                call(
+                    "prom.range",
+                    purpose=f"max_connections:{ns}",
+                    query=f'max({name}{{namespace="{ns}"}})',
+                    start=start,
+                    end=end,
+                )
+            )
+    return out[:4]
+
+
+def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
+    """PromQL for the signals this Prometheus holds for the namespace (discovered names)."""
+    names = facts.metric_names(f'{{namespace="{ns}"}}')
+    if not names:
+        return []
+    start, end = window(goal, now)
+    sel = f'namespace="{ns}"'
+    out: list[ToolCall] = []
+
+    def rng(purpose: str, query: str) -> None:
+        out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
+
+    for counter in request_counters(names):
+        errors = " or ".join(f"rate({counter}{{{sel},{m}}}[5m])" for m in _ERROR_MATCHERS)
+        rng(
+            f"error_ratio:{counter}",
+            f"sum({errors}) / sum(rate({counter}{{{sel}}}[5m]))",
+        )
+    for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]:
+        rng(
+            f"latency_p99:{hist.removesuffix('_bucket')}",
+            f"histogram_quantile(0.99, sum by (le) (rate({hist}{{{sel}}}[5m])))",
+        )
+    # mean latency from any histogram's or summary's _sum/_count pair whose name says time:
+    # works whatever the buckets and whatever the library names it
+    timed = sorted(
+        n.removesuffix("_sum")
+        for n in names
+        if n.endswith("_sum")
+        and f"{n.removesuffix('_sum')}_count" in names
+        and re.search(r"duration|latency|seconds|_time", n)
+    )
+    for base in timed[:2]:
+        rng(
+            f"latency_mean:{base}",
+            f"sum(rate({base}_sum{{{sel}}}[5m])) / sum(rate({base}_count{{{sel}}}[5m]))",
+        )
+    if SIGNALS["restarts"] in names:
+        rng("restarts", f"sum by (pod) (increase({SIGNALS['restarts']}{{{sel}}}[10m]))")
+    if SIGNALS["memory"] in names:
+        rng("memory", f"max by (pod, container) ({SIGNALS['memory']}{{{sel}}})")
+    if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
+        rng(
+            "throttling",
+            f"sum by (pod, container) (rate({SIGNALS['throttled']}{{{sel}}}[5m])) / "
+            f"sum by (pod, container) (rate({SIGNALS['cfs_periods']}{{{sel}}}[5m]))",
+        )
+    if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
+        rng(
+            "volume_usage",
+            f"max by (persistentvolumeclaim) ({SIGNALS['volume_used']}{{{sel}}} / "
+            f"{SIGNALS['volume_capacity']}{{{sel}}})",
+        )
+    if SIGNALS["pool_pending"] in names:
+        rng("pool_pending", f"max by (pod, pool) ({SIGNALS['pool_pending']}{{{sel}}})")
+    if SIGNALS["db_connections"] in names:
+        rng("db_connections", f"sum({SIGNALS['db_connections']}{{{sel}}})")
+    if SIGNALS["db_max_connections"] in names:
+        rng("db_max_connections", f"max({SIGNALS['db_max_connections']}{{{sel}}})")
+    rising = any(
+        e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:"))
+        for e in facts.evidence
+    )
+    own_names = sorted(n for n in names if not n.startswith(_STANDARD_PREFIXES))[:12]
+    if rising and own_names:
+        # the application's own series: one that steps at a deploy says what the release does
+        rng("stepped", f'{{__name__=~"{"|".join(own_names)}",{sel}}}')
+    full = [
+        v
+        for ev in facts.purpose("volume_usage")
+        for series in ev.data or []
+        if (v := series_values(series)) and v[-1] >= 0.9
+    ]
+    own = sorted(n for n in names if not n.startswith(_STANDARD_PREFIXES))[:12]
+    if full and own:
+        # a volume filling up: the application's own series that moved with it
+        # over two days: a volume fills over days, not within the incident's window
+        out.append(
+            call(
+                "prom.range",
+                purpose="comoving",
+                query=f'{{__name__=~"{"|".join(own)}",{sel}}}',
+                start=min(start, end - 2 * 86400),
+                end=end,
+            )
+        )
+    if SIGNALS["generation"] in names:
+        rng("generation", f"max by (deployment) ({SIGNALS['generation']}{{{sel}}})")
+    return out

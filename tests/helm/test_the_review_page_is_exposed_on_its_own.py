@@ -74,7 +74,7 @@ def test_the_agent_may_only_delegate_authentication(helm: Helm) -> None:
 
 def test_an_ingress_and_a_sidecar_proxy_front_the_page(helm: Helm, tmp_path: Path) -> None:
     docs = helm.template(FULL, namespace="triage-system")
-    (ingress,) = [d for d in docs if d["kind"] == "Ingress"]
+    (ingress,) = _named(docs, "Ingress", "-review")
     (rule,) = ingress["spec"]["rules"]
     assert rule["host"] == "triage.example.com"
     backend = rule["http"]["paths"][0]["backend"]["service"]

@@ -63,6 +63,16 @@ def test_a_written_report_is_listed_and_shown_with_its_outcome(control_plane, tm
 
 
 def test_listing_needs_a_scope(tmp_path) -> None:
-    result = _cli("reports", "list", "--kubeconfig", str(tmp_path / "none"), state=tmp_path)
+    """No -n, no -A and a context without a namespace: a usage error before any request (the
+    server here does not exist)."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: abc}}]\n"
+        "contexts: [{name: ctx, context: {cluster: c, user: u}}]\n"
+        "current-context: ctx\n"
+    )
+    result = _cli("reports", "list", "--kubeconfig", str(kubeconfig), state=tmp_path)
     assert result.exit_code == 2
     assert "--all-namespaces" in result.stderr

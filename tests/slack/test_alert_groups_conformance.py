@@ -97,7 +97,9 @@ def test_a_storm_starts_the_limit_and_counts_the_rest_once_per_channel_and_windo
     counted = Counter(d.decision for d in decided)
     assert counted == {Decision.STARTED: 5, Decision.SUPPRESSED: 195}
     assert other_channel.decision is Decision.STARTED  # a storm in C1 does not starve C2
-    storm = groups.storm("C1", window_start)
+    suppressed = next(d for d in decided if d.decision is Decision.SUPPRESSED)
+    assert (suppressed.window_start, suppressed.window_end) == (window_start, window_start + 300)
+    storm = groups.storm("C1", suppressed.window_start)
     assert storm is not None
     assert (storm.started, storm.suppressed) == (5, 195)
     assert sum(storm.names.values()) == 195

@@ -62,6 +62,7 @@ class Admission:
     decision: Decision
     request_id: str | None = None  # the inbox request to create (or that exists)
     storm_id: str | None = None  # the storm summary request, when suppressed
+    window_start: float = 0.0  # the storm's window, as stored (the summary looks it up)
     window_end: float = 0.0
 
 
@@ -170,7 +171,10 @@ class AlertGroups:
                     (*storm, name[:200]),
                 )
                 return Admission(
-                    Decision.SUPPRESSED, storm_id=storm_id(channel, start), window_end=end
+                    Decision.SUPPRESSED,
+                    storm_id=storm_id(channel, start),
+                    window_start=start,
+                    window_end=end,
                 )
             opened = db.execute(
                 "INSERT INTO alert_groups (group_id, group_key, episode, state, channel, "

@@ -192,10 +192,9 @@ class Receiver:
             admitted = self.groups.firing_job(n.key, n.group_key, channel, alert.name, now)(db)
             if admitted.decision is Decision.SUPPRESSED:
                 assert admitted.storm_id is not None
-                window_start = admitted.window_end - self.groups.window_s
                 data = {
                     "event": "storm",
-                    "window_start": window_start,
+                    "window_start": admitted.window_start,
                     "window_end": admitted.window_end,
                 }
                 queued = self._queue(db, admitted.storm_id, channel, now, "", data)

@@ -58,7 +58,7 @@ from triage.core.errors import (
     UsageError,
     cluster_error,
 )
-from triage.core.llm import ModelClient
+from triage.core.llm import ModelClient, require_libraries
 from triage.core.models import Alert, Goal, RequestKind
 from triage.core.settings import Settings
 from triage.reports.store import KubeReportStore, MemoryReportReads, MemoryReportStore, ReportStore
@@ -134,6 +134,7 @@ class App:
         changes: bool = True,
     ) -> App:
         """Clients from the kubeconfig (KUBECONFIG lists are merged, as kubectl does)."""
+        check_models(settings)
         policy = cls.load_policy(settings)
         redactor = Redactor(settings.redaction_patterns)
         api_client, context_ns = kube_client(settings, context)
@@ -174,6 +175,7 @@ class App:
     @classmethod
     def replay(cls, settings: Settings, bundle: Bundle) -> tuple[App, ReplayTools]:
         """A recorded bundle instead of a cluster; reports are kept in memory and read back."""
+        check_models(settings)
         replay = ReplayTools(bundle)
         memory = MemoryReportStore()
         app = cls(
@@ -458,6 +460,14 @@ class _Attempts:
                 recursion_limit=settings.graph.recursion_limit,
                 on_progress=self.on_progress,
             )
+
+
+def check_models(settings: Settings) -> None:
+    """ModelNotConfigured (exit 2) before any work when a configured model's libraries are not
+    installed (the `llm` extra): the LLM planner's model, the judge's."""
+    if settings.planner.kind == "llm":
+        require_libraries(settings.worker_model)
+    require_libraries(settings.judge_model)
 
 
 def planner_for(

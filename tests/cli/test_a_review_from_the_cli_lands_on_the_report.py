@@ -148,6 +148,10 @@ def test_a_dispute_from_the_cli_lands_with_the_reviewer_and_moves_the_metric(
     assert row["reviewed_by"] == review["by"]
     shown = _triage("reports", "show", ref.name, "-n", namespace, config=viewer, state=tmp_path)
     assert "review **disputed** by kube:system:serviceaccount:" in shown.stdout
+    whole = _triage(
+        "reports", "show", ref.name, "-n", namespace, "-o", "yaml", config=viewer, state=tmp_path
+    )
+    assert valid(whole.stdout, kind="RCAReport", as_yaml=True)["status"]["review"] == review
     assert "it is a leak" in shown.stdout
     reader.close()
 

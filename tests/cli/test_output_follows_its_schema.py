@@ -44,6 +44,10 @@ def test_offline_commands_print_valid_documents(tmp_path: Path, output: str) -> 
     assert doc["demo"] == "crashloop-bad-env"
     assert doc["verification"]["outcome"] == "verified"
     assert run.exit_code == 0
+    bundle = Path(documents.__file__).parents[1] / "demo" / "crashloop-bad-env.json"
+    replayed = _cli("replay", str(bundle), "-o", output, "-q", state=tmp_path)
+    doc = valid(replayed.stdout, kind="Investigation", as_yaml=as_yaml)
+    assert doc["verification"]["outcome"] == "verified"
 
 
 def test_a_document_that_breaks_the_contract_is_caught(tmp_path: Path) -> None:

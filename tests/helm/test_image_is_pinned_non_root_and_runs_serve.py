@@ -77,3 +77,15 @@ def test_the_build_stage_copies_only_sources_that_exist() -> None:
     assert ignore[1] == "*"  # everything excluded, then the sources re-included
     for src in ("triage/", "tools/", "judge/", "policies/", "pyproject.toml", "README.md"):
         assert f"!{src}" in ignore, src
+
+
+def test_the_image_installs_the_model_libraries_extra() -> None:
+    installs = [
+        shlex.split(a) for k, a in _stages()[0] if k == "RUN" and "/opt/triage/bin/pip install" in a
+    ]
+    assert installs, "the build stage installs the package"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert "llm" in extras
+    assert any(".[llm]" in words for words in installs), installs

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.cli.contract import valid
 from tests.judge.support import install_reports
 from tests.support.scenario_format import SCENARIO_DIR
 from tests.support.scenarios import apply_scenario, load_scenario
@@ -181,7 +182,7 @@ def test_reports_show_lists_the_cited_evidence_after_the_run_has_exited(
     assert "## Timings" in shown.stdout
 
     whole = _triage("reports", "show", name, "-n", ns, "-o", "json", env=env)
-    obj = json.loads(whole.stdout)
+    obj = valid(whole.stdout, kind="RCAReport")  # the stored object, against its shipped schema
     assert {r["id"] for r in obj["spec"]["evidence"]} >= cited
     assert obj["status"]["attemptLog"][0]["toolCalls"] == len(written["evidence"])
     assert obj["status"]["planner"] == "rules"

@@ -62,17 +62,30 @@ def test_a_written_report_is_listed_and_shown_with_its_outcome(control_plane, tm
     assert "triage reports list" in missing.stderr
 
 
+NO_NAMESPACE_KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: nowhere
+  cluster: {server: "https://127.0.0.1:9"}
+contexts:
+- name: nowhere
+  context: {cluster: nowhere, user: nobody}
+current-context: nowhere
+users:
+- name: nobody
+  user: {token: not-a-token}
+"""
+
+
 def test_listing_needs_a_scope(tmp_path) -> None:
-    """No -n, no -A and a context without a namespace: a usage error before any request (the
-    server here does not exist)."""
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-        "users: [{name: u, user: {token: abc}}]\n"
-        "contexts: [{name: ctx, context: {cluster: c, user: u}}]\n"
-        "current-context: ctx\n"
-    )
-    result = _cli("reports", "list", "--kubeconfig", str(kubeconfig), state=tmp_path)
+    # the context names no namespace (like kubectl, its namespace is the default scope)
+    config = tmp_path / "kubeconfig"
+    config.write_text(NO_NAMESPACE_KUBECONFIG)
+    result = _cli("reports", "list", "--kubeconfig", str(config), state=tmp_path)
     assert result.exit_code == 2
     assert "--all-namespaces" in result.stderr
+    # no kubeconfig at all: that is what is said, before the scope
+    result = _cli("reports", "list", "--kubeconfig", str(tmp_path / "none"), state=tmp_path)
+    assert result.exit_code == 2
+    assert "Set KUBECONFIG or pass --kubeconfig" in result.stderr

@@ -15,6 +15,7 @@ are injected through its API. What must hold:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -136,6 +137,7 @@ def test_one_group_is_one_ticket_updated_on_resolve(served, slack_api: FakeSlack
     assert counts["started"] == 1
     assert len(bot.bot.inbox.ids(Kind.ALERT)) == 1
     assert len(_top_level(slack_api, SHOP_CHANNEL)) == 1
+    print(f"figures: one group, {counts['notifications']} notifications -> 1 started, 1 ticket")
 
     # resolved: both alerts end now; Alertmanager sends the resolved notification
     manager.post_alerts(
@@ -199,6 +201,10 @@ def test_a_storm_of_200_groups_starts_five_and_sums_up_the_rest(
     assert len(tickets) == 5
     time.sleep(1.0)
     assert len(_top_level(slack_api, DEFAULT_CHANNEL)) == 6  # five tickets, one summary
+    print(
+        f"figures: storm of 200 groups -> {counts['started']} started, "
+        f"{counts['suppressed']} summarised in 1 message"
+    )
 
 
 def test_the_receiver_needs_the_token(served) -> None:
@@ -223,3 +229,40 @@ def test_the_receiver_needs_the_token(served) -> None:
     again = httpx.post(url, content=body, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=5)
     assert again.json()["result"] == "duplicate"  # a retry of the same group starts nothing
     assert len(bot.bot.inbox.ids(Kind.ALERT)) == 1
+
+
+def test_the_same_notification_delivered_many_times_at_once_starts_once(served) -> None:
+    """Alertmanager retries a notification it thinks was lost, and each peer of an HA pair
+    sends its own: 100 deliveries of one group at once are one investigation."""
+    bot, _ = served
+    body = json.dumps(
+        {
+            "version": "4",
+            "groupKey": '{}:{alertname="Dup"}',
+            "status": "firing",
+            "receiver": "r",
+            "alerts": [{"status": "firing", "labels": {"alertname": "Dup", "namespace": "x"}}],
+        }
+    )
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def deliver() -> list[str]:
+        async with httpx.AsyncClient(timeout=30) as client:
+            answers = await asyncio.gather(
+                *(
+                    client.post(f"{bot.url}/alertmanager", content=body, headers=headers)
+                    for _ in range(100)
+                )
+            )
+        assert {a.status_code for a in answers} == {200}
+        return [a.json()["result"] for a in answers]
+
+    results = asyncio.run(deliver())
+
+    assert results.count("started") == 1
+    assert results.count("duplicate") == 99
+    assert len(bot.bot.inbox.ids(Kind.ALERT)) == 1
+    counts = bot.bot.groups.counts()
+    assert counts["started"] == 1
+    assert counts["notifications"] == 100
+    print("figures: 100 deliveries of one group at once -> 1 started, 99 duplicates, 1 request")

@@ -92,7 +92,12 @@ def console(*, stderr: bool = False, table: bool = False) -> Console:
 
 def fail(message: str, code: int) -> typer.Exit:
     """Print one plain line saying what is wrong and what to do; return the Exit to raise."""
-    console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape  # noqa: PLC0415
+
+    # the message is text, never markup: "pip install 'triage[llm]'" keeps its brackets
+    console(stderr=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
     return typer.Exit(code)
 
 

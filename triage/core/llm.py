@@ -18,6 +18,7 @@ Errors are the ModelError branch of triage/core/errors.py.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from triage.core.settings import ModelSettings
 
 T = TypeVar("T")
 
+LLM_EXTRA = "pip install 'triage[llm]'"  # what installs the model libraries (pyproject.toml)
 MAX_BACKOFF_S = 10.0
 # HTTP statuses a retry cannot fix (bad request, bad key, no such model): fail fast.
 _FINAL_STATUSES = frozenset({400, 401, 403, 404, 422})
@@ -58,11 +60,43 @@ def api_key(settings: ModelSettings) -> str | None:
     return None
 
 
+def _libraries(settings: ModelSettings) -> list[str]:
+    """The modules a configured model needs: LangChain's chat models and, for OpenAI and
+    OpenAI-compatible servers (a name without a provider is OpenAI's), its integration; both
+    come with the `llm` extra. Another provider's integration is named by LangChain itself."""
+    name = settings.name or ""
+    provider = name.partition(":")[0] if ":" in name else ""
+    return ["langchain", *(["langchain_openai"] if provider in ("", "openai") else [])]
+
+
+def _not_installed(settings: ModelSettings, missing: str) -> ModelNotConfigured:
+    return ModelNotConfigured(
+        f"model {settings.name!r} is configured but the model libraries are not installed "
+        f"(no module {missing!r}): {LLM_EXTRA}"
+    )
+
+
+def require_libraries(settings: ModelSettings) -> None:
+    """ModelNotConfigured, in one line naming the extra, when a model is configured but its
+    libraries are not installed. Cheap (nothing is imported): a surface calls it before any
+    work."""
+    if not settings.name:
+        return
+    for module in _libraries(settings):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ImportError:  # a finder that refuses it, or a broken install
+            found = False
+        if not found:
+            raise _not_installed(settings, module)
+
+
 def chat_model(settings: ModelSettings) -> BaseChatModel:
     """A LangChain chat model from the settings; raises ModelNotConfigured with a plain reason."""
     if not settings.name:
         msg = "no model configured (set TRIAGE_WORKER_MODEL__NAME, e.g. 'openai:gpt-4.1-mini')"
         raise ModelNotConfigured(msg)
+    require_libraries(settings)
     from langchain.chat_models import init_chat_model  # noqa: PLC0415 - heavy, only when used
 
     kwargs: dict[str, Any] = {

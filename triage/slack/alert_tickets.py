@@ -30,7 +30,7 @@ from triage.app import Request, Requester
 from triage.core.models import Alert
 from triage.slack import blocks
 from triage.slack import messages as m
-from triage.slack.alert_groups import AlertGroups, GroupState
+from triage.slack.alert_groups import AlertGroups, Group, GroupState
 from triage.slack.escape import escape
 from triage.slack.inbox import Claimed
 from triage.slack.ticket import Messages, Progress, Ticket
@@ -86,8 +86,11 @@ class AlertTickets:
 
     # -- firing ----------------------------------------------------------------------------------
 
-    def _alert_line(self, data: dict[str, Any], alert: Alert) -> str:
-        group = self.groups.get(str(data["group_id"]))
+    async def _group(self, data: dict[str, Any]) -> Group | None:
+        """The group as the store has it now (on the inbox's threads, off the event loop)."""
+        return await self.groups.inbox.call(self.groups.get, str(data["group_id"]))
+
+    def _alert_line(self, data: dict[str, Any], alert: Alert, group: Group | None) -> str:
         resolved = group is not None and group.state is GroupState.RESOLVED
         at = group.resolved_at if group is not None and group.resolved_at else 0.0
         return escape(
@@ -110,7 +113,7 @@ class AlertTickets:
         await messages.save()
         await ticket.show()
         alert = Alert.model_validate(data["alert"])
-        line = self._alert_line(data, alert)
+        line = self._alert_line(data, alert, await self._group(data))
         if line != view.alert:  # resolved while we worked: say so too
             view.alert = line
             await ticket.show()
@@ -120,7 +123,7 @@ class AlertTickets:
         data = inbound.data
         alert = Alert.model_validate(data["alert"])
         view = blocks.TicketView(title=escape(inbound.text.split(". ")[0][:140]), owner="")
-        view.alert = self._alert_line(data, alert)
+        view.alert = self._alert_line(data, alert, await self._group(data))
         ticket_ts = await self._top(messages, "ticket", view.text(), view.blocks())
         # from here on the ticket is the thread: progress and answer go under it
         claimed.inbound = replace(inbound, thread_ts=ticket_ts)
@@ -170,13 +173,13 @@ class AlertTickets:
         saved["report"] = tuple(report) if report else None
         view = blocks.TicketView(**saved) if saved else blocks.TicketView(title="", owner="")
         investigation = {**data, "alerts": data.get("alerts") or 1}
-        view.alert = self._alert_line(investigation, Alert.model_validate(data["alert"]))
+        group = await self._group(data)
+        view.alert = self._alert_line(investigation, Alert.model_validate(data["alert"]), group)
         inbound = claimed.inbound
         await worker.slack.update(
             inbound.channel, str(ticket_ts), view.text(), blocks=view.blocks()
         )
         claimed.inbound = replace(inbound, thread_ts=str(ticket_ts))
-        group = self.groups.get(str(data["group_id"]))
         at = group.resolved_at if group is not None and group.resolved_at else time.time()
         await messages.once("resolved", m.alert_resolved(escape(str(data["name"])), _clock(at)))
 
@@ -187,7 +190,9 @@ class AlertTickets:
         window_end = float(data["window_end"])
         if time.time() < window_end:
             raise Paused(window_end)  # the summary counts the whole window
-        storm = self.groups.storm(claimed.inbound.channel, float(data["window_start"]))
+        storm = await self.groups.inbox.call(
+            self.groups.storm, claimed.inbound.channel, float(data["window_start"])
+        )
         if storm is None or not storm.suppressed:
             return
         names = sorted(storm.names.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -169,6 +169,20 @@ class Inbox:
         except TimeoutError as e:
             raise InboxError(f"inbox ({self.backend}): no answer within {WAIT_S:g} s") from e
 
+    def do(self, job: Job[T]) -> T:
+        """Run `job` in one transaction and wait for its result (InboxError when the store
+        fails or does not answer in time). For tables that live beside the inbox on its
+        backend (the Alertmanager receiver's groups: triage/slack/alert_groups.py)."""
+        return self._do(job)
+
+    async def do_async(self, job: Job[T]) -> T:
+        """`do` for the event loop: awaits the backend's own threads directly."""
+        future = self.submit(job)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), WAIT_S)
+        except TimeoutError as e:
+            raise InboxError(f"inbox ({self.backend}): no answer within {WAIT_S:g} s") from e
+
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """`fn(*args, **kwargs)` (an Inbox method) off the event loop, on the inbox's own
         threads: never queued behind investigations in the loop's default executor."""
@@ -194,6 +208,11 @@ class Inbox:
             return False
 
         return job
+
+    def accept_job(self, inbound: Inbound, now: float | None = None) -> Job[bool]:
+        """`accept` as a job, for a caller that stores the request in a transaction of its
+        own (the receiver: a group's decision and its request together)."""
+        return self._accept_job(inbound, now)
 
     def accept(self, inbound: Inbound, *, now: float | None = None) -> bool:
         """Store the request; False when its id is already there (a retry, another replica)."""

@@ -40,6 +40,39 @@ _SCHEMA = [
     )
     """,
     "CREATE INDEX IF NOT EXISTS slack_inbox_due ON slack_inbox (state, lease_until)",
+    # the Alertmanager receiver's (triage/slack/alert_groups.py); timestamps are unix seconds
+    # as DOUBLE PRECISION (Postgres' REAL is 4 bytes: a second's resolution is lost)
+    """
+    CREATE TABLE IF NOT EXISTS alert_groups (
+        group_id      TEXT PRIMARY KEY,
+        group_key     TEXT NOT NULL,
+        episode       INTEGER NOT NULL,
+        state         TEXT NOT NULL,
+        channel       TEXT NOT NULL,
+        opened_at     DOUBLE PRECISION NOT NULL,
+        resolved_at   DOUBLE PRECISION,
+        notifications INTEGER NOT NULL DEFAULT 1,
+        updated_at    DOUBLE PRECISION NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS alert_storms (
+        channel      TEXT NOT NULL,
+        window_start DOUBLE PRECISION NOT NULL,
+        started      INTEGER NOT NULL DEFAULT 0,
+        suppressed   INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (channel, window_start)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS alert_storm_names (
+        channel      TEXT NOT NULL,
+        window_start DOUBLE PRECISION NOT NULL,
+        name         TEXT NOT NULL,
+        times        INTEGER NOT NULL,
+        PRIMARY KEY (channel, window_start, name)
+    )
+    """,
 ]
 
 

@@ -52,6 +52,31 @@ CREATE TABLE IF NOT EXISTS slack_inbox (
     updated_at  REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS slack_inbox_due ON slack_inbox (state, lease_until);
+CREATE TABLE IF NOT EXISTS alert_groups (
+    group_id      TEXT PRIMARY KEY,
+    group_key     TEXT NOT NULL,
+    episode       INTEGER NOT NULL,
+    state         TEXT NOT NULL,
+    channel       TEXT NOT NULL,
+    opened_at     REAL NOT NULL,
+    resolved_at   REAL,
+    notifications INTEGER NOT NULL DEFAULT 1,
+    updated_at    REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS alert_storms (
+    channel      TEXT NOT NULL,
+    window_start REAL NOT NULL,
+    started      INTEGER NOT NULL DEFAULT 0,
+    suppressed   INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (channel, window_start)
+);
+CREATE TABLE IF NOT EXISTS alert_storm_names (
+    channel      TEXT NOT NULL,
+    window_start REAL NOT NULL,
+    name         TEXT NOT NULL,
+    times        INTEGER NOT NULL,
+    PRIMARY KEY (channel, window_start, name)
+);
 """
 
 

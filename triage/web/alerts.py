@@ -11,13 +11,14 @@ answers it in milliseconds and does no investigating itself:
    nesting; then the notification's own shape (triage/core/alertmanager.py). 413, 408, 400.
 3. **Routed** to a Slack channel by the operator's label matches (settings.alerts.routes,
    first match wins, else settings.alerts.channel); unrouted groups are counted and dropped.
-4. **Decided** in one transaction (triage/slack/alert_groups.py): a new episode of the group
-   starts one investigation; a notification of the open episode is a duplicate; past
-   `max_investigations` per channel and window it is a storm, counted for one summary; a
-   resolved notification closes the episode and updates its ticket.
-5. **Queued** in the inbox (as the Slack events are) for the worker: answered 200 only once
-   stored, so a crash in between makes Alertmanager retry and the retry finds the episode
-   open and its request stored (or stores it: the repair is the same code path).
+4. **Decided** (triage/slack/alert_groups.py) on the inbox's backend, the SQLite file or the
+   Postgres database replicas share, so every replica sees the same groups: a new episode of
+   the group starts one investigation; a notification of the open episode is a duplicate;
+   past `max_investigations` per channel and window it is a storm, counted for one summary;
+   a resolved notification closes the episode and updates its ticket.
+5. **Queued** in the inbox (as the Slack events are) for the worker, in the same transaction
+   as the decision: answered 200 only once both are stored; a crash before the commit stores
+   neither, and Alertmanager's retry decides again.
 
 Alerts never command changes: the request is queued as an alert's, whose words intake reads
 as commanding nothing, with the annotations as data only.
@@ -25,7 +26,6 @@ as commanding nothing, with the annotations as data only.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import hmac
@@ -44,7 +44,7 @@ from triage.core.errors import ConfigError
 from triage.core.settings import AlertSettings
 from triage.slack import metrics
 from triage.slack.alert_groups import AlertGroups, Decision
-from triage.slack.inbox import Inbound, Inbox, InboxError, Kind
+from triage.slack.inbox import Db, Inbound, Inbox, InboxError, Job, Kind
 from triage.web.limits import Limits, RefusalLog, Refused, parse_json, read_body
 
 log = logging.getLogger("triage.alerts")
@@ -145,7 +145,8 @@ class Receiver:
             headers = {"WWW-Authenticate": "Bearer"} if r.status == 401 else None
             return PlainTextResponse(r.reason, status_code=r.status, headers=headers)
         try:
-            decided = await asyncio.to_thread(self.take, notification, time.time())
+            # on the inbox's own threads: the investigations may fill the default executor
+            decided = await self.inbox.call(self.take, notification, time.time())
         except InboxError as e:  # the store, not the notification: Alertmanager retries
             log.error("could not store an alert notification: %s", e)  # noqa: TRY400 (one line)
             return PlainTextResponse("try again", status_code=503)
@@ -156,13 +157,12 @@ class Receiver:
 
     # -- 4 and 5: decide, queue --------------------------------------------------------------
 
-    def take(self, n: Notification, now: float) -> dict[str, Any]:
-        """Decide what the notification does and queue its work; what was decided."""
+    def take_job(self, n: Notification, now: float) -> Job[dict[str, Any]]:
+        """The decision and the inbox request it names, as one job of the inbox (one
+        transaction: a group is never open without its request stored); the job returns what
+        was decided."""
         channel = self.channel_for(n)
-        if channel is None:
-            log.info("alert group %s matches no route and there is no default channel", n.key)
-            return {"result": "unrouted", "group": n.key}
-        alert = n.alert(self.redactor)
+        alert = n.alert(self.redactor)  # redacted here, off the store's own thread
         common: dict[str, Any] = {
             "group_id": n.key,
             "group_key": n.group_key[:2000],
@@ -171,46 +171,74 @@ class Receiver:
             "alert": alert.model_dump(mode="json"),
             "alerts": len(n.firing) or len(n.alerts),
         }
-        if n.status == "resolved":
-            admitted = self.groups.resolved(n.key, now=now)
-            if admitted.decision is Decision.IGNORED:
-                return {"result": "ignored", "group": n.key}
-            assert admitted.request_id is not None
-            self._queue(
-                f"{admitted.request_id}:resolved",
-                channel,
-                now,
-                "",
-                {**common, "event": "resolved", "investigation": admitted.request_id},
-            )
-            return {"result": "resolved", "group": n.key, "request": admitted.request_id}
-        admitted = self.groups.firing(n.key, n.group_key, channel, alert.name, now=now)
-        if admitted.decision is Decision.SUPPRESSED:
-            assert admitted.storm_id is not None
-            window_start = admitted.window_end - self.groups.window_s
-            self._queue(
-                admitted.storm_id,
-                channel,
-                now,
-                "",
-                {"event": "storm", "window_start": window_start, "window_end": admitted.window_end},
-            )
-            return {"result": "suppressed", "group": n.key, "summary": admitted.storm_id}
-        assert admitted.request_id is not None
-        data = {**common, "event": "firing", "run_id": admitted.request_id, "received_at": now}
         words = question(alert, count=len(n.firing) or 1)
-        if admitted.decision is Decision.DUPLICATE:
-            # the episode is open; its request was stored unless we crashed in between
-            if self.inbox.get(admitted.request_id) is None:
-                self._queue(admitted.request_id, channel, now, words, data)
-                return {"result": "started", "group": n.key, "request": admitted.request_id}
-            return {"result": "duplicate", "group": n.key, "request": admitted.request_id}
-        self._queue(admitted.request_id, channel, now, words, data)
-        return {"result": "started", "group": n.key, "request": admitted.request_id}
+
+        def job(db: Db) -> dict[str, Any]:
+            if channel is None:
+                return {"result": "unrouted", "group": n.key}
+            if n.status == "resolved":
+                admitted = self.groups.resolved_job(n.key, now)(db)
+                if admitted.decision is Decision.IGNORED:
+                    return {"result": "ignored", "group": n.key}
+                assert admitted.request_id is not None
+                data = {**common, "event": "resolved", "investigation": admitted.request_id}
+                queued = self._queue(db, f"{admitted.request_id}:resolved", channel, now, "", data)
+                return {
+                    "result": "resolved",
+                    "group": n.key,
+                    "request": admitted.request_id,
+                    "queued": queued,
+                }
+            admitted = self.groups.firing_job(n.key, n.group_key, channel, alert.name, now)(db)
+            if admitted.decision is Decision.SUPPRESSED:
+                assert admitted.storm_id is not None
+                data = {
+                    "event": "storm",
+                    "window_start": admitted.window_start,
+                    "window_end": admitted.window_end,
+                }
+                queued = self._queue(db, admitted.storm_id, channel, now, "", data)
+                return {
+                    "result": "suppressed",
+                    "group": n.key,
+                    "summary": admitted.storm_id,
+                    "queued": queued,
+                }
+            assert admitted.request_id is not None
+            if admitted.decision is Decision.DUPLICATE:
+                return {"result": "duplicate", "group": n.key, "request": admitted.request_id}
+            data = {**common, "event": "firing", "run_id": admitted.request_id, "received_at": now}
+            queued = self._queue(db, admitted.request_id, channel, now, words, data)
+            return {
+                "result": "started",
+                "group": n.key,
+                "request": admitted.request_id,
+                "queued": queued,
+            }
+
+        return job
+
+    def take(self, n: Notification, now: float) -> dict[str, Any]:
+        """Decide what the notification does and queue its work; what was decided."""
+        decided = self.inbox.do(self.take_job(n, now))
+        self._counted(decided)
+        return decided
+
+    def _counted(self, decided: dict[str, Any]) -> None:
+        if decided["result"] == "unrouted":
+            log.info(
+                "alert group %s matches no route and there is no default channel",
+                decided["group"],
+            )
+        queued = decided.pop("queued", None)
+        if queued is True:
+            metrics.REQUESTS_ACCEPTED.labels(kind=Kind.ALERT.value).inc()
+        elif queued is False:
+            metrics.REQUESTS_DUPLICATE.labels(kind=Kind.ALERT.value).inc()
 
     def _queue(
-        self, request_id: str, channel: str, now: float, words: str, data: dict[str, Any]
-    ) -> None:
+        self, db: Db, request_id: str, channel: str, now: float, words: str, data: dict[str, Any]
+    ) -> bool:
         inbound = Inbound(
             id=request_id,
             kind=Kind.ALERT,
@@ -222,7 +250,4 @@ class Receiver:
             text=words,
             data=data,
         )
-        if self.inbox.accept(inbound, now=now):
-            metrics.REQUESTS_ACCEPTED.labels(kind=Kind.ALERT.value).inc()
-        else:
-            metrics.REQUESTS_DUPLICATE.labels(kind=Kind.ALERT.value).inc()
+        return self.inbox.accept_job(inbound, now)(db)

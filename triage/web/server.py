@@ -119,9 +119,7 @@ class Bot:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        self.inbox.close()
-        if self.groups is not None:
-            self.groups.close()
+        self.inbox.close()  # the alert groups' store too
         await self._session.close()
 
 
@@ -173,8 +171,8 @@ def build_bot(settings: Settings, product: App) -> Bot:
     slack = Slack(client, redactor)
     alerts = settings.alerts
     groups = (
-        AlertGroups(
-            inbox_path(settings),
+        AlertGroups(  # on the inbox's backend: replicas on Postgres share the groups
+            inbox,
             max_investigations=alerts.max_investigations,
             window_s=alerts.window_s,
         )

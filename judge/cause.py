@@ -352,8 +352,9 @@ _STATUS = (
     'http_response_status_code=~"5.."',
     'status_class="5xx"',
     'outcome="SERVER_ERROR"',
+    'grpc_code=~".+",grpc_code!="OK"',  # every gRPC status but OK reaches the caller as an error
 )
-_COUNTERS = '__name__=~".*(request|response).*_(total|count)"'
+_COUNTERS = '__name__=~".*(request|response|handled).*_(total|count)"'
 WINDOW_S = 3 * 3600.0
 ERROR_RATIO_FLOOR = 0.05
 

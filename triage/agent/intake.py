@@ -54,7 +54,7 @@ _KIND_NAME = re.compile(
     re.I,
 )
 _SVC_DNS = re.compile(rf"\b(?P<name>{_NAME})\.{_NAME}\.svc\b", re.I)
-_HYPHENATED = re.compile(r"(?<![\w/.-])(?P<name>[a-z][a-z0-9]*(-[a-z0-9]+)+)(?![\w/.-])")
+_HYPHENATED = re.compile(r"(?<![\w/.-])(?P<name>[a-z][a-z0-9]*(-[a-z0-9]+)+)(?![\w/-])(?!\.\w)")
 _NOT_NAMES = {
     "crash-loop",
     "crash-looping",

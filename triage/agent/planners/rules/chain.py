@@ -69,8 +69,23 @@ def fact(tool: str, path: str, op: FactOp, value: Any, **args: Any) -> Fact:
 
 
 def short(text: str, limit: int = 220) -> str:
+    """`text` in at most `limit` characters. An error chain ("pull failed: resolve: authorize:
+    401 Unauthorized") keeps its head and its innermost error, which is where the cause is."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    parts = text.split(": ")
+    if len(parts) >= 3:
+        tail = ""
+        for part in reversed(parts[1:]):
+            candidate = f"{part}: {tail}" if tail else part
+            if len(candidate) > limit // 2:
+                break
+            tail = candidate
+        if tail:
+            head = text[: limit - len(tail) - 4].rstrip()
+            return f"{head} …: {tail}"
+    return text[: limit - 1] + "…"
 
 
 @dataclass

@@ -133,8 +133,15 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
     if alert is not None:
         for label, kind in _ALERT_KINDS.items():
             value = alert.labels.get(label)
-            if value and (kind == "Node" or value in names or kind == "Pod"):
+            if not value:
+                continue
+            if kind in ("Node", "Pod"):
                 refs.append(Ref(kind, "" if kind == "Node" else ns, value))
+                continue
+            # an alert's `service` label is often the app's name (the scrape job's), not a
+            # Service object: whatever exists under that name, the label's kind first
+            existing = names.get(value, [])
+            refs.extend([r for r in existing if r.kind == kind] or existing)
     return list(dict.fromkeys(refs)), unresolved
 
 

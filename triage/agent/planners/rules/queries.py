@@ -42,7 +42,9 @@ _ERROR_MATCHERS = (
     'http_response_status_code=~"5.."',
     'status_class="5xx"',
     'outcome="SERVER_ERROR"',
-    'grpc_code=~"Unavailable|Internal|Unknown|DeadlineExceeded|DataLoss"',
+    # gRPC: every status but OK is an error its caller receives (the label must be there:
+    # `grpc_code!="OK"` alone would also match the HTTP series that have no such label)
+    'grpc_code=~".+",grpc_code!="OK"',
 )
 
 
@@ -87,7 +89,7 @@ def request_counters(names: set[str]) -> list[str]:
         for n in names
         if n not in known
         and n.endswith(("_total", "_count"))
-        and re.search(r"request|response", n)
+        and re.search(r"request|response|handled", n)
         and not n.startswith(("kube_", "container_", "kubelet_", "apiserver_", "prometheus_"))
     )
     return (known + generic)[:3]

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-MAX_LINE = 400
+MAX_LINE = 1000
 
 
 class Family(StrEnum):
@@ -207,7 +207,58 @@ def telling(log: list[str], window: int = 60) -> Line | None:
     if not pool:
         return None
     top = max(ln.severity for ln in pool)
-    return next(ln for ln in pool if ln.severity == top)
+    best = next(ln for ln in pool if ln.severity == top)
+    if best.family is Family.CRASH and _TRACE_HEADER.search(best.text):
+        # "Traceback (most recent call last):" says how; the exception it ends with says why
+        raw = log[-window:]
+        j = _exception_after(raw, best.index)
+        if j is not None:
+            text = _TIMESTAMP.sub("", raw[j].strip())[:MAX_LINE]
+            return Line(text, 3, family(text) or Family.CRASH, j)
+    return best
+
+
+_TRACE_HEADER = re.compile(r"Traceback \(most recent call last\)|Exception in thread", re.I)
+# the line a stack trace ends with: Python's `pkg.Name: message`, the JVM's `Caused by: …`
+_EXC_LINE = re.compile(r"^(?:Caused by: )?[A-Za-z_][\w.$]*(?: ?\([^)]{0,200}\))?: \S")
+_TRACE_GLUE = ("During handling", "The above exception", "Traceback")
+
+
+def _exception_after(raw: list[str], header: int) -> int | None:
+    """The index of the last exception line of the stack trace starting at `header` (frames
+    are indented; chained exceptions are joined by Python's "The above exception…")."""
+    found = None
+    for i in range(header + 1, min(len(raw), header + 200)):
+        line = raw[i]
+        if not line.strip() or line[:1].isspace():
+            continue
+        text = _TIMESTAMP.sub("", line.strip())
+        if _EXC_LINE.match(text):
+            found = i
+        elif not text.startswith(_TRACE_GLUE) and found is not None:
+            break  # the program (or its next instance) went on
+    return found
+
+
+def last_step(log: list[str], line: Line) -> str | None:
+    """What the program logged last before it failed: the nearest earlier line that is not
+    part of the failure (no frame, no stack-trace header, no error) — e.g. "Running upgrade
+    9c41 -> 3f7b, add orders.discount_code" before a migration's traceback."""
+    prefix = line.text[:60]
+    at = next((i for i in range(len(log) - 1, -1, -1) if prefix and prefix in log[i]), None)
+    if at is None:
+        return None
+    for i in range(at - 1, max(at - 200, -1), -1):
+        raw = log[i]
+        if not raw.strip() or raw[:1].isspace():
+            continue
+        text = _TIMESTAMP.sub("", raw.strip())
+        if _TRACE_HEADER.search(text) or _EXC_LINE.match(text) or text.startswith(_TRACE_GLUE):
+            continue
+        if severity(text) >= 2 or family(text) is not None:
+            return None  # an earlier failure, not a step
+        return text[:MAX_LINE]
+    return None
 
 
 def failures(log: list[str], window: int = 200) -> list[Line]:
@@ -304,6 +355,7 @@ def growing(log: list[str]) -> list[Growth]:
 
 
 _PY_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_PY_LIBRARY = re.compile(r"/(site|dist)-packages/|/lib/python\d[\d.]*/|^<frozen ")
 _JAVA_FRAME = re.compile(r"^\s+at ([\w.$<>]+)\(([\w.]+:\d+)\)")
 _GO_FILE = re.compile(r"^\s+(\S+\.go:\d+)")
 _NODE_FRAME = re.compile(r"^\s+at (?:(\S+) )?\(?([^()\s]+:\d+:\d+)\)?")
@@ -316,7 +368,11 @@ def frame(log: list[str]) -> str | None:
     tail = log[-200:]
     py = [m for ln in tail if (m := _PY_FRAME.match(ln))]
     if py:
-        f = py[-1]
+        # the application's own innermost frame, not the installed libraries' or Python's
+        own = [m for m in py if not _PY_LIBRARY.search(m.group(1))]
+        if not own:
+            return None
+        f = own[-1]
         return f"{f.group(1)}:{f.group(2)} in {f.group(3)}"
     for i, ln in enumerate(tail):
         if ln.startswith("goroutine ") and "[" in ln:

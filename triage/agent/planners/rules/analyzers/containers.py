@@ -24,6 +24,7 @@ from triage.agent.planners.rules.analyzers.common import (
     healthy_revision_note,
     last_healthy,
     pod_problem_pods,
+    ports_of,
     probe_of,
     recovered,
 )
@@ -222,6 +223,9 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
     )
     if where:
         cause_text += f" (at {where})"
+    step = text.last_step(log, line)  # what it was doing: a migration, a cache load, …
+    doing = f"; the step it failed in: {short(step, 140)}" if step else ""
+    cause_text += doing
     newest, good, hid = last_healthy(ctx, ref)
     if newest is not None and good is not None and good["ready"] and hid:
         # a release that crashes where the one before it still serves: the release is the
@@ -231,6 +235,7 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         cause_text = (
             f"revision {newest['revision']} ({new_images}) crashes — {short(line.text, 140)}"
             + (f" at {where}" if where else "")
+            + doing
             + " — "
             f"while revision {good['revision']} ({old_images}) still serves {good['ready']} "
             "pod(s): the new release brought the bug"
@@ -389,13 +394,26 @@ def _probe_kill(
     budget = delay + period * threshold
     target = f"{probe.get('kind', '?')} {probe.get('path', '')} port {probe.get('port', '?')}"
     log, prev_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
-    started = any("started" in ln.lower() and " in " in ln.lower() for ln in log)
-    slow = not started and len(log) > 0
+    started = any(
+        ("started" in ln.lower() and " in " in ln.lower()) or "listening" in ln.lower()
+        for ln in log
+    )
+    ports = ports_of(c)
+    port = probe.get("port")
+    # a probe on a port the container does not expose is refused however healthy the app is
+    wrong_port = port is not None and bool(ports) and str(port) not in ports
+    slow = not started and len(log) > 0 and not wrong_port
     probe_text = (
         f"initialDelaySeconds {delay}, periodSeconds {period}, failureThreshold {threshold}, "
         f"timeoutSeconds {timeout}"
     )
-    if slow:
+    if wrong_port:
+        cause = (
+            f"the {kind} probe ({target}) targets port {port}, which the container does not "
+            f"expose (ports {', '.join(ports)}): every probe fails ({short(message, 120)}) and "
+            "the kubelet kills a container that otherwise runs"
+        )
+    elif slow:
         cause = (
             f"the {kind} probe ({target}) gives the app {budget}s to answer ({probe_text}) but it "
             "is still starting up when the kubelet kills it (exit 143, SIGTERM); it needs a "
@@ -433,7 +451,9 @@ def _probe_kill(
                 C,
                 f"The {kind} probe is {target} with {probe_text}"
                 + (
-                    " — shorter than the app's start-up (its log stops mid warm-up)."
+                    f" — port {port} is none of the container's ports ({', '.join(ports)})."
+                    if wrong_port
+                    else " — shorter than the app's start-up (its log stops mid warm-up)."
                     if slow
                     else "."
                 ),
@@ -443,8 +463,10 @@ def _probe_kill(
         ),
         explains={str(ref)},
         follow_ups=[
-            f"Add a startupProbe (or raise initialDelaySeconds/failureThreshold) so the {kind} "
-            "probe starts after start-up."
+            f"Point the {kind} probe at a port the container serves it on."
+            if wrong_port
+            else f"Add a startupProbe (or raise initialDelaySeconds/failureThreshold) so the "
+            f"{kind} probe starts after start-up."
         ],
     )
 

@@ -61,7 +61,7 @@ def symptoms(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, float, f
         if ev.purpose.startswith("error_ratio:"):
             found = rise(_points(ev), ERROR_RATIO_ALERT)
             if found:
-                out.append(("5xx ratio", ev, found))
+                out.append(("error ratio", ev, found))
         elif ev.purpose.startswith("latency_p99:"):
             pts = _points(ev)
             found = rise(pts, 0.5)
@@ -94,6 +94,9 @@ def _deploys(ctx: Ctx) -> list[tuple[Ref, float, str | None]]:
     return out
 
 
+_LOGS_THE_FAILURE = "The new revision's pods log the failure: "
+
+
 def _what_the_release_does(
     ctx: Ctx, ref: Ref, newest: ReplicaSet | None, deployed: float
 ) -> list[Claim]:
@@ -113,7 +116,7 @@ def _what_the_release_does(
             if line is not None and line.severity >= 2:
                 said = link(
                     C,
-                    f"The new revision's pods log the failure: {short(line.text, 240)}",
+                    f"{_LOGS_THE_FAILURE}{short(line.text, 240)}",
                     lid,
                     about=ref,
                 )
@@ -160,7 +163,7 @@ def _what_the_release_does(
 def regression(ctx: Ctx) -> list[Finding]:
     out = []
     for what, ev, (when, baseline, value, peak) in symptoms(ctx):
-        ratio = what == "5xx ratio"
+        ratio = what == "error ratio"
 
         def fmt(x: float, ratio: bool = ratio) -> str:
             return f"{x:.1%}" if ratio else f"{x:.2f}s"
@@ -175,6 +178,11 @@ def regression(ctx: Ctx) -> list[Finding]:
             if not DEPLOY_WINDOW_S[0] <= when - deployed <= DEPLOY_WINDOW_S[1]:
                 continue
             newest, good, _ = last_healthy(ctx, ref)
+            does = _what_the_release_does(ctx, ref, newest, deployed)
+            said = next(
+                (c.text.split(": ", 1)[1] for c in does if c.text.startswith(_LOGS_THE_FAILURE)),
+                None,
+            )
             finding = Finding(
                 cls=CauseClass.REGRESSION_AFTER_DEPLOY,
                 cause=f"the deploy of {ref.name}"
@@ -192,7 +200,8 @@ def regression(ctx: Ctx) -> list[Finding]:
                     f"; revision {good['revision']} ({', '.join(good['images'])}) did not have it"
                     if good
                     else ""
-                ),
+                )
+                + (f"; its pods log: {short(said, 160)}" if said else ""),
                 summary=f"The {what} rose to {fmt(peak)} right after {ref.name} was deployed",
                 impact=f"Up to {fmt(peak)} ({what}) in {ctx.ns}.",
                 chain=chain(
@@ -220,7 +229,7 @@ def regression(ctx: Ctx) -> list[Finding]:
                         hid,
                         about=ref,
                     ),
-                    *_what_the_release_does(ctx, ref, newest, deployed),
+                    *does,
                 ),
                 strength=Strength.CORRELATED,
                 explains={str(ref)},

@@ -103,6 +103,10 @@ def nodes(ctx: Ctx) -> list[Finding]:
             else f"pod {subject['name']} is Pending and {node['name']} is the only node its "
             f"nodeSelector {subject['node_selector'] or '{}'} and tolerations allow"
         )
+        if on and subject["reason"] == "Evicted" and subject["message"]:
+            # the kubelet's eviction message names the container and what it used against
+            # its request ("Container export was using 18Gi, request is 0")
+            what += f": the kubelet says {short(str(subject['message']), 220)}"
         detail = short(str(cond.get("message") or cond.get("reason") or ""), 200)
         cause = (
             f"node {node['name']} is {state} ({cond.get('reason')}: {detail})"

@@ -265,6 +265,21 @@ def _limit(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     )
 
 
+def _template_images(ctx: Ctx, ref: Ref) -> list[str]:
+    """The images the workload's pod template asks for: what an admission rule judged."""
+    templates: list[tuple[str, p.PodTemplate]] = []
+    if ref.kind == "Deployment":
+        templates = [(d["name"], d["template"]) for d in ctx.facts.deployments(ctx.ns)[0]]
+    elif ref.kind == "StatefulSet":
+        templates = [(x["name"], x["template"]) for x in ctx.facts.statefulsets(ctx.ns)[0]]
+    elif ref.kind == "DaemonSet":
+        templates = [(x["name"], x["template"]) for x in ctx.facts.daemonsets(ctx.ns)[0]]
+    for name, template in templates:
+        if name == ref.name:
+            return [str(c["image"]) for c in template["containers"]][:4]
+    return []
+
+
 def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     denied = _WEBHOOK_DENIED.search(message)
     failed = _WEBHOOK_FAILED.search(message)
@@ -272,16 +287,18 @@ def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | N
     if not (denied or failed or policy):
         return None
     hooks, wid = ctx.facts.webhooks()
+    images = _template_images(ctx, ref)
+    denied_what = f" (its pod template's images: {', '.join(images)})" if images else ""
     if policy:
         cause = (
             f"ValidatingAdmissionPolicy {policy.group('policy')} denies {ref.name}'s pods: "
-            f"{short(policy.group('why'), 200)}"
+            f"{short(policy.group('why'), 200)}{denied_what}"
         )
         links = [symptom, link(C, cause + ".", ctx.facts.warnings(ctx.ns)[1], about=ref)]
     elif denied:
         cause = (
             f"admission webhook {denied.group('hook')} denies {ref.name}'s pods: "
-            f"{short(denied.group('why'), 200)}"
+            f"{short(denied.group('why'), 200)}{denied_what}"
         )
         hook = next((h for h in hooks if h["name"] == denied.group("hook")), None)
         links = [

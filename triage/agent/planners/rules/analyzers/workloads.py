@@ -141,11 +141,30 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
         elif cron["active"] and cron["concurrency_policy"] == "Forbid":
             running = next((j for j in jobs_ if j["name"] in cron["active"]), None)
             since = _ago(ctx, running["start_time"]) if running else "?"
+            skipped = next(
+                (
+                    e
+                    for e in ctx.facts.events_about(ctx.ns, cron["name"])[0]
+                    if e["reason"] == "JobAlreadyActive"
+                ),
+                None,
+            )
+            unbounded = running is not None and running["active_deadline_s"] is None
             cause = (
                 f"CronJob {cron['name']} has concurrencyPolicy Forbid and its Job "
-                f"{cron['active'][0]} "
-                f"has been running since {since} without finishing, so every new run is skipped "
-                f"({last})"
+                f"{cron['active'][0]} is still running (started {since}) without finishing, so "
+                "every new run is skipped"
+                + (
+                    f' (event JobAlreadyActive: "{short(str(skipped["message"]), 140)}")'
+                    if skipped
+                    else ""
+                )
+                + (
+                    "; the Job has no activeDeadlineSeconds, so a run that hangs is never stopped"
+                    if unbounded
+                    else ""
+                )
+                + f" ({last})"
             )
             facts = ()
         elif missed := _missed(ctx, cron):

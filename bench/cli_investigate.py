@@ -48,6 +48,10 @@ ENTRY = "import sys; from triage.cli import main; sys.argv[0] = 'triage'; main()
 WALL_BAR_S = 2.0
 SCALE_BAR = 3.0
 CRASHLOOP = {"sim.triage.dev/state": "crashloop", "sim.triage.dev/exit-code": "3"}
+CRASH_LOG = [
+    "starting checkout 1.4.2",
+    'FATAL env DATABASE_URL is not a valid URL: parse "postgres//db:5432": missing scheme',
+]
 
 
 # -- part 1: wall time of the command ---------------------------------------------------------
@@ -66,7 +70,12 @@ def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", ENTRY, *args], env=env, capture_output=True, timeout=600, check=False
+        [sys.executable, "-c", ENTRY, *args],
+        env=env,
+        cwd=env["PYTHONPATH"],  # `-c` puts the working directory first on sys.path
+        capture_output=True,
+        timeout=600,
+        check=False,
     )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -91,6 +100,7 @@ def _importtime(args: list[str], env: dict[str, str], top: int) -> None:
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", ENTRY, *args],
         env=env,
+        cwd=env["PYTHONPATH"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -231,6 +241,9 @@ def _scale_namespace(cp: Any, pods: int) -> str:
         return len(items) == pods + 1 and running >= pods
 
     cp.wait_for(settled, 600, f"{pods + 1} pods in {namespace}")
+    crashing = core.list_namespaced_pod(namespace, label_selector="app=checkout").items[0]
+    for previous in (False, True):
+        cp.set_pod_logs(namespace, crashing.metadata.name, "app", CRASH_LOG, previous=previous)
     return namespace
 
 

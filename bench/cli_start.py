@@ -64,6 +64,7 @@ def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     proc = subprocess.run(
         [sys.executable, "-c", ENTRY, *args],
         env=env,
+        cwd=env.get("PYTHONPATH"),  # `-c` puts the working directory first on sys.path
         capture_output=True,
         timeout=600,
         check=False,
@@ -78,6 +79,7 @@ def _importtime(args: list[str], env: dict[str, str], top: int) -> list[tuple[in
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", ENTRY, *args],
         env=env,
+        cwd=env.get("PYTHONPATH"),
         capture_output=True,
         text=True,
         timeout=600,

@@ -148,8 +148,7 @@ class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
             if previous:
                 kw["previous"] = True
             raw = self._raw(
-                "/api/v1/namespaces/{namespace}/pods/{name}/log",
-                accept="text/plain",
+                "/api/v1/namespaces/{namespace}/pods/{name}/log",  # text, whatever Accept says
                 namespace=namespace,
                 name=pod,
                 **kw,

@@ -9,7 +9,7 @@ Two parts, each a before/after figure when run again with `--source DIR`:
   among 10 healthy ones, as the reader identity); then the top entries of `-X importtime`
   (each package's own import time, summed) for the investigate run. Bar: <= 2 s wall.
 - **scale** (`--scale`, needs the test control plane) — a generated namespace per size
-  (`bench-scale-N`: a Deployment of N healthy pods and one crash-looping pod, run by kwok):
+  (`bench-pods-N`: a Deployment of N healthy pods and one crash-looping pod, run by kwok):
   the checked run in this process (rules planner, SQLite checkpointer, reports in memory),
   timed after one warm-up run, with the bytes its checkpoints wrote (the SQLite checkpointer's
   `checkpoints` and `writes` tables), the apiserver's bytes on the wire (a counting TCP proxy
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import resource
 import socket
@@ -48,6 +49,7 @@ ENTRY = "import sys; from triage.cli import main; sys.argv[0] = 'triage'; main()
 WALL_BAR_S = 2.0
 SCALE_BAR = 3.0
 CRASHLOOP = {"sim.triage.dev/state": "crashloop", "sim.triage.dev/exit-code": "3"}
+NODE = "node-general-1"
 CRASH_LOG = [
     "starting checkout 1.4.2",
     'FATAL env DATABASE_URL is not a valid URL: parse "postgres//db:5432": missing scheme',
@@ -200,11 +202,11 @@ def _control_plane() -> Any:
 
 
 def _scale_namespace(cp: Any, pods: int) -> str:
-    """`bench-scale-N`: N healthy pods of `web` and one crash-looping pod of `checkout`, all
+    """`bench-pods-N`: N healthy pods of `web` and one crash-looping pod of `checkout`, all
     Running or crash-looping under kwok before this returns."""
     from kubernetes import client  # noqa: PLC0415
 
-    namespace = f"bench-scale-{pods}"
+    namespace = f"bench-pods-{pods}"
     core = client.CoreV1Api(cp.api_client())
     if namespace not in {n.metadata.name for n in core.list_namespace().items}:
         cp.create_namespace(namespace)
@@ -220,6 +222,9 @@ def _scale_namespace(cp: Any, pods: int) -> str:
                 "template": {
                     "metadata": {"labels": {"app": name}, "annotations": annotations},
                     "spec": {
+                        # placed, not scheduled: the test cluster's kwok nodes take 110 pods
+                        # each (the scheduler's count; kwok itself runs any number)
+                        "nodeName": NODE,
                         "containers": [
                             {
                                 "name": "app",
@@ -227,7 +232,7 @@ def _scale_namespace(cp: Any, pods: int) -> str:
                                 "env": [{"name": "LOG_LEVEL", "value": "info"}],
                                 "resources": {"requests": {"cpu": "1m", "memory": "1Mi"}},
                             }
-                        ]
+                        ],
                     },
                 },
             },
@@ -235,12 +240,16 @@ def _scale_namespace(cp: Any, pods: int) -> str:
 
     cp.apply(namespace, [deployment("web", pods, {}), deployment("checkout", 1, CRASHLOOP)])
 
-    def settled() -> bool:
-        items = core.list_namespaced_pod(namespace).items
-        running = sum(1 for p in items if p.status.phase == "Running")
-        return len(items) == pods + 1 and running >= pods
+    def count(**query: str) -> int:
+        # raw, every 2 s: deserialising 1,000 typed pods per poll would slow kwok itself
+        raw: Any = core.list_namespaced_pod(namespace, _preload_content=False, **query)
+        return len(json.loads(raw.data)["items"])
 
-    cp.wait_for(settled, 600, f"{pods + 1} pods in {namespace}")
+    deadline = time.monotonic() + 1200
+    while count(field_selector="status.phase=Running") < pods + 1 or count() != pods + 1:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{pods + 1} pods in {namespace} did not all start")
+        time.sleep(2)
     crashing = core.list_namespaced_pod(namespace, label_selector="app=checkout").items[0]
     for previous in (False, True):
         cp.set_pod_logs(namespace, crashing.metadata.name, "app", CRASH_LOG, previous=previous)
@@ -259,10 +268,17 @@ def _checkpoint_bytes(db: Path) -> int:
 
 
 def _proxied_client(cp: Any, proxy: CountingProxy) -> Any:
-    api = cp.api_client(cp.reader_kubeconfig)
-    url = urlparse(api.configuration.host)
-    api.configuration.host = f"{url.scheme}://127.0.0.1:{proxy.port}"
-    return api
+    """The reader's client with its kubeconfig's server moved to the proxy (setting the host
+    on a built client does not reach the URLs it builds)."""
+    import yaml  # noqa: PLC0415
+
+    config = yaml.safe_load(Path(cp.reader_kubeconfig).read_text())
+    for cluster in config["clusters"]:
+        url = urlparse(cluster["cluster"]["server"])
+        cluster["cluster"]["server"] = f"{url.scheme}://127.0.0.1:{proxy.port}"
+    path = Path(tempfile.mkdtemp(prefix="triage-proxied-")) / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return cp.api_client(path)
 
 
 def _k8sgpt_lists(api: Any, namespace: str) -> tuple[int, int]:
@@ -290,8 +306,6 @@ def _k8sgpt_lists(api: Any, namespace: str) -> tuple[int, int]:
         f"{ns}/configmaps",
         f"{ns}/pods",  # the ConfigMap analyzer lists the pods again
     ]
-    import json  # noqa: PLC0415
-
     decoded = 0
     pods = json.loads(get_raw(api, f"{ns}/pods", timeout_s=60).body)["items"]
     failing = [
@@ -367,6 +381,9 @@ def scale(args: argparse.Namespace) -> None:
             f"(bar <= {SCALE_BAR:g}x: {verdict})"
         )
     proxy.close()
+    if not args.keep:  # the control plane is shared: leave it as it was
+        for namespace in namespaces.values():
+            cp.delete_namespace(namespace)
 
 
 def main() -> None:
@@ -377,6 +394,7 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="also investigate on a cluster")
     parser.add_argument("--scale", action="store_true", help="the namespace-size part")
     parser.add_argument("--sizes", default="10,500,1000", help="pods per namespace")
+    parser.add_argument("--keep", action="store_true", help="keep the generated namespaces")
     parser.add_argument("--no-wall", action="store_true", help="skip the wall-time part")
     args = parser.parse_args()
     if not args.no_wall:

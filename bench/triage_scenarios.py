@@ -30,10 +30,9 @@ from triage.app import Request
 
 def baseline_bytes(kube: KubeReader) -> tuple[int, int]:
     before_req, before_bytes = kube.stats.requests, kube.stats.bytes
-    kube._list(kube.core.list_pod_for_all_namespaces)
-    kube._list(kube.core.list_event_for_all_namespaces)
-    kube._list(kube.apps.list_deployment_for_all_namespaces)
-    kube._list(kube.apps.list_replica_set_for_all_namespaces)
+    for path in ("/api/v1/pods", "/api/v1/events", "/apis/apps/v1/deployments"):
+        kube._list(path)
+    kube._list("/apis/apps/v1/replicasets")
     return kube.stats.requests - before_req, kube.stats.bytes - before_bytes
 
 

@@ -18,6 +18,7 @@ the caller, who reads the cluster before deciding anything.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -103,9 +104,17 @@ class KubeMutator:
 
     def __init__(self, api_client: k8s.ApiClient, *, timeout_s: float = 10.0) -> None:
         self.api_client = api_client
-        self.core = k8s.CoreV1Api(api_client)
-        self.apps = k8s.AppsV1Api(api_client)
         self.call = KubeCall(timeout_s)
+
+    # Built on first use: kubernetes 37 builds a validator per method of a generated API class
+    # (about 1 s of CPU for these two), which a run that changes nothing should not pay.
+    @functools.cached_property
+    def core(self) -> k8s.CoreV1Api:
+        return k8s.CoreV1Api(self.api_client)
+
+    @functools.cached_property
+    def apps(self) -> k8s.AppsV1Api:
+        return k8s.AppsV1Api(self.api_client)
 
     # -- reads (as the mutator: before/after snapshots and state checks) -----------------------
 

@@ -1,10 +1,12 @@
 """The plumbing every Kubernetes read shares: one request with its timeout and error mapping,
 paginated lists with a hard cap that says when it capped, and the result envelope.
 
-Responses are read raw (`_preload_content=False`) and shaped by tools/read/shapes*.py:
-cheaper than building client models for every object, and the bytes digested are the bytes
-the apiserver sent. A list cut at `max_items` is `truncated` in its result and says so in its
-excerpt: a truncated read never supports "no fault" (the judge checks).
+Reads go by API path through the client's `ApiClient` (tools/kube_call.get_raw), never
+through its generated API classes, and responses are shaped by tools/read/shapes*.py: cheaper
+than building client models for every object (and than building the classes at all), and the
+bytes digested are the bytes the apiserver sent. Responses are asked for gzip. A list cut at
+`max_items` is `truncated` in its result and says so in its excerpt: a truncated read never
+supports "no fault" (the judge checks).
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-from kubernetes import client as k8s
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tools.errors import ToolError, Unreachable
-from tools.kube_call import call_raw
+from tools.kube_call import JSON, get_raw
 from tools.redact import DEFAULT, Redactor
 from tools.results import ToolResult, ToolStatus, clip, digest
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 READ_ATTEMPTS = 2  # a read whose connection failed is tried once more
 READ_RETRY_PAUSE_S = 0.2
@@ -28,13 +31,27 @@ READ_RETRY_PAUSE_S = 0.2
 Json = dict[str, Any]
 T = TypeVar("T")
 
+# The query parameters the reads use, by their Python names (the API's are camelCase).
+QUERY_NAMES = {
+    "label_selector": "labelSelector",
+    "field_selector": "fieldSelector",
+    "tail_lines": "tailLines",
+    "limit_bytes": "limitBytes",
+    "limit": "limit",
+    "_continue": "continue",
+    "container": "container",
+    "previous": "previous",
+}
+
 
 @dataclass
 class RequestStats:
-    """Requests sent and bytes received, for benchmarks and the `/metrics` page."""
+    """Requests sent and bytes received (as decoded, and as they crossed the wire, compressed),
+    for benchmarks and the `/metrics` page."""
 
     requests: int = 0
     bytes: int = 0
+    wire_bytes: int = 0
 
 
 @dataclass
@@ -49,7 +66,7 @@ class KubeBase:
 
     def __init__(
         self,
-        api_client: k8s.ApiClient,
+        api_client: ApiClient,
         *,
         timeout_s: float = 10.0,
         page_size: int = 250,
@@ -58,18 +75,7 @@ class KubeBase:
         log_limit_bytes: int = 256_000,
         redactor: Redactor = DEFAULT,
     ) -> None:
-        self.api_client = api_client  # the identity's client, for its own report writes
-        self.core = k8s.CoreV1Api(api_client)
-        self.apps = k8s.AppsV1Api(api_client)
-        self.batch = k8s.BatchV1Api(api_client)
-        self.autoscaling = k8s.AutoscalingV2Api(api_client)
-        self.storage = k8s.StorageV1Api(api_client)
-        self.discovery = k8s.DiscoveryV1Api(api_client)
-        self.networking = k8s.NetworkingV1Api(api_client)
-        self.policy = k8s.PolicyV1Api(api_client)
-        self.authz = k8s.RbacAuthorizationV1Api(api_client)
-        self.admission = k8s.AdmissionregistrationV1Api(api_client)
-        self.custom = k8s.CustomObjectsApi(api_client)
+        self.api_client = api_client  # the identity's client: reads by path, its report writes
         self.timeout_s = timeout_s
         self.page_size = page_size
         self.max_items = max_items
@@ -79,38 +85,49 @@ class KubeBase:
         self.stats = RequestStats()
         self._truncated = False
 
-    def _raw(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
-        """One read; raises a ToolError subclass on any failure. A connection that failed
+    def _raw(self, path: str, *, accept: str = JSON, **params: Any) -> bytes:
+        """One GET of `path` (a template: the `{name}`s among `params` fill it, the others
+        are the query); raises a ToolError subclass on any failure. A connection that failed
         before an answer (refused, reset) is tried once more after a short pause — reads only,
         explicitly here, since the client itself never retries; a timeout is not retried (the
         configured timeout is the most a read waits)."""
+        path_params = {k: str(v) for k, v in params.items() if "{" + k + "}" in path}
+        query = {QUERY_NAMES[k]: v for k, v in params.items() if k not in path_params}
         for attempt in range(READ_ATTEMPTS):
             self.stats.requests += 1
             try:
-                body = call_raw(fn, *args, timeout_s=self.timeout_s, **kwargs)
+                fetched = get_raw(
+                    self.api_client,
+                    path,
+                    path_params=path_params,
+                    query=query,
+                    timeout_s=self.timeout_s,
+                    accept=accept,
+                )
                 break
             except Unreachable:
                 if attempt + 1 >= READ_ATTEMPTS:
                     raise
                 time.sleep(READ_RETRY_PAUSE_S)
-        self.stats.bytes += len(body)
-        return body
+        self.stats.bytes += len(fetched.body)
+        self.stats.wire_bytes += fetched.wire_bytes
+        return fetched.body
 
-    def _json(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Json:
-        loaded: Json = json.loads(self._raw(fn, *args, **kwargs))
+    def _json(self, path: str, **params: Any) -> Json:
+        loaded: Json = json.loads(self._raw(path, **params))
         return loaded
 
-    def _list(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Listed:
+    def _list(self, path: str, *, accept: str = JSON, **params: Any) -> Listed:
         """Paginated list with a hard cap; the items, a digest of all pages, and whether the
         cap cut it (`truncated`)."""
         items: list[Json] = []
         pages: list[str] = []
         cont: str | None = None
         while True:
-            page_kwargs = dict(kwargs, limit=self.page_size)
+            page = dict(params, limit=self.page_size)
             if cont:
-                page_kwargs["_continue"] = cont
-            data = self._json(fn, *args, **page_kwargs)
+                page["_continue"] = cont
+            data: Json = json.loads(self._raw(path, accept=accept, **page))
             items.extend(data.get("items") or [])
             pages.append(digest(data))
             cont = (data.get("metadata") or {}).get("continue")
@@ -154,16 +171,15 @@ class KubeBase:
         self,
         tool: str,
         args: Json,
-        fn: Callable[..., Any],
+        path: str,
         shape: Callable[[Json], T],
         line: Callable[[T], str],
-        *fn_args: Any,
-        **fn_kwargs: Any,
+        **params: Any,
     ) -> ToolResult:
-        """A list tool: list with `fn`, shape each item, excerpt one `line` per item."""
+        """A list tool: list `path`, shape each item, excerpt one `line` per item."""
 
         def produce() -> tuple[Any, str, str]:
-            listed = self._list(fn, *fn_args, **fn_kwargs)
+            listed = self._list(path, **params)
             self._truncated = self._truncated or listed.truncated
             shaped = [shape(i) for i in listed.items]
             return shaped, excerpt_of(shaped, line), listed.digest

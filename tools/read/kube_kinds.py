@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from tools.kube_call import METADATA_ONLY
 from tools.read import payloads as p
 from tools.read import shapes_kinds as kinds
 from tools.read.kube_base import Json, KubeBase
 from tools.results import ToolResult, digest
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+SERVICE_ACCOUNTS = "/api/v1/namespaces/{namespace}/serviceaccounts"
 
 
 class WorkloadReads(KubeBase):
@@ -22,12 +27,12 @@ class WorkloadReads(KubeBase):
         return self._kinds(
             "k8s.deployments",
             {"namespace": namespace, "label_selector": label_selector},
-            self.apps.list_namespaced_deployment,
+            "/apis/apps/v1/namespaces/{namespace}/deployments",
             kinds.deployment,
             lambda d: (
                 f"{d['name']} rev {d['revision']}: {d['available']}/{d['replicas']} available"
             ),
-            namespace,
+            namespace=namespace,
             **kw,
         )
 
@@ -35,11 +40,17 @@ class WorkloadReads(KubeBase):
         """The deployment's ReplicaSets ordered by revision, with their pod templates."""
 
         def produce() -> tuple[Any, str, str]:
-            dep = self._json(self.apps.read_namespaced_deployment, deployment, namespace)
+            dep = self._json(
+                "/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+                namespace=namespace,
+                name=deployment,
+            )
             match = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels", {})
             selector = ",".join(f"{k}={v}" for k, v in match.items())
             listed = self._list(
-                self.apps.list_namespaced_replica_set, namespace, label_selector=selector
+                "/apis/apps/v1/namespaces/{namespace}/replicasets",
+                namespace=namespace,
+                label_selector=selector,
             )
             self._truncated = listed.truncated
             uid = (dep.get("metadata") or {}).get("uid")
@@ -71,74 +82,74 @@ class WorkloadReads(KubeBase):
         return self._kinds(
             "k8s.statefulsets",
             {"namespace": namespace},
-            self.apps.list_namespaced_stateful_set,
+            "/apis/apps/v1/namespaces/{namespace}/statefulsets",
             kinds.statefulset,
             lambda s: (
                 f"{s['name']}: {s['ready']}/{s['replicas']} ready, service {s['service_name']}"
             ),
-            namespace,
+            namespace=namespace,
         )
 
     def daemonsets(self, namespace: str) -> ToolResult:
         return self._kinds(
             "k8s.daemonsets",
             {"namespace": namespace},
-            self.apps.list_namespaced_daemon_set,
+            "/apis/apps/v1/namespaces/{namespace}/daemonsets",
             kinds.daemonset,
             lambda d: f"{d['name']}: {d['ready']}/{d['desired']} ready",
-            namespace,
+            namespace=namespace,
         )
 
     def jobs(self, namespace: str) -> ToolResult:
         return self._kinds(
             "k8s.jobs",
             {"namespace": namespace},
-            self.batch.list_namespaced_job,
+            "/apis/batch/v1/namespaces/{namespace}/jobs",
             kinds.job,
             lambda j: (
                 f"{j['name']}: {j['succeeded']} succeeded, {j['failed']} failed "
                 f"(backoffLimit {j['backoff_limit']})"
             ),
-            namespace,
+            namespace=namespace,
         )
 
     def cronjobs(self, namespace: str) -> ToolResult:
         return self._kinds(
             "k8s.cronjobs",
             {"namespace": namespace},
-            self.batch.list_namespaced_cron_job,
+            "/apis/batch/v1/namespaces/{namespace}/cronjobs",
             kinds.cronjob,
             lambda c: (
                 f"{c['name']} '{c['schedule']}'{' suspended' if c['suspend'] else ''}, "
                 f"last scheduled {c['last_schedule']}"
             ),
-            namespace,
+            namespace=namespace,
         )
 
     def hpas(self, namespace: str) -> ToolResult:
         return self._kinds(
             "k8s.hpas",
             {"namespace": namespace},
-            self.autoscaling.list_namespaced_horizontal_pod_autoscaler,
+            "/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers",
             kinds.hpa,
             lambda h: (
                 f"{h['name']} -> {h['target']['name']}: {h['current_replicas']} replicas "
                 f"(min {h['min_replicas']}, max {h['max_replicas']})"
             ),
-            namespace,
+            namespace=namespace,
         )
 
     def pdbs(self, namespace: str) -> ToolResult:
         return self._kinds(
             "k8s.pdbs",
             {"namespace": namespace},
-            self.policy.list_namespaced_pod_disruption_budget,
+            "/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets",
             kinds.pdb,
             lambda b: (
                 f"{b['name']}: {b['allowed_disruptions']} disruption(s) allowed, "
                 f"{b['current_healthy']}/{b['desired_healthy']} healthy"
             ),
-            namespace,
+            namespace=namespace,
         )
 
 
@@ -147,20 +158,20 @@ class NetworkReads(KubeBase):
         return self._kinds(
             "k8s.services",
             {"namespace": namespace},
-            self.core.list_namespaced_service,
+            "/api/v1/namespaces/{namespace}/services",
             kinds.service,
             lambda s: (
                 f"{s['name']} selector {s['selector']} ports "
                 + ",".join(f"{x.get('port')}->{x.get('targetPort')}" for x in s["ports"])
             ),
-            namespace,
+            namespace=namespace,
         )
 
     def endpoints(self, namespace: str, service: str) -> ToolResult:
         def produce() -> tuple[Any, str, str]:
             listed = self._list(
-                self.discovery.list_namespaced_endpoint_slice,
-                namespace,
+                "/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices",
+                namespace=namespace,
                 label_selector=f"kubernetes.io/service-name={service}",
             )
             eps = kinds.endpoint_slices(service, listed.items)
@@ -177,20 +188,20 @@ class NetworkReads(KubeBase):
         return self._kinds(
             "k8s.ingresses",
             {"namespace": namespace},
-            self.networking.list_namespaced_ingress,
+            "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses",
             kinds.ingress,
             lambda i: (
                 f"{i['name']} class {i['ingress_class']} tls {i['tls_secrets']} -> "
                 + ",".join(f"{b.get('service')}:{b.get('port')}" for b in i["backends"])
             ),
-            namespace,
+            namespace=namespace,
         )
 
     def ingress_classes(self) -> ToolResult:
         return self._kinds(
             "k8s.ingress_classes",
             {},
-            self.networking.list_ingress_class,
+            "/apis/networking.k8s.io/v1/ingressclasses",
             kinds.ingress_class,
             lambda c: f"{c['name']} ({c['controller']}){' default' if c['default'] else ''}",
         )
@@ -199,10 +210,10 @@ class NetworkReads(KubeBase):
         return self._kinds(
             "k8s.network_policies",
             {"namespace": namespace},
-            self.networking.list_namespaced_network_policy,
+            "/apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies",
             kinds.network_policy,
             lambda n: f"{n['name']} selects {n['pod_selector'] or 'all pods'} types {n['types']}",
-            namespace,
+            namespace=namespace,
         )
 
 
@@ -211,17 +222,17 @@ class PolicyReads(KubeBase):
         return self._kinds(
             "k8s.pvcs",
             {"namespace": namespace},
-            self.core.list_namespaced_persistent_volume_claim,
+            "/api/v1/namespaces/{namespace}/persistentvolumeclaims",
             kinds.pvc,
             lambda c: f"{c['name']} {c['phase']} class {c['storage_class']}",
-            namespace,
+            namespace=namespace,
         )
 
     def storage_classes(self) -> ToolResult:
         return self._kinds(
             "k8s.storage_classes",
             {},
-            self.storage.list_storage_class,
+            "/apis/storage.k8s.io/v1/storageclasses",
             kinds.storage_class,
             lambda c: f"{c['name']} ({c['provisioner']})",
         )
@@ -230,23 +241,23 @@ class PolicyReads(KubeBase):
         return self._kinds(
             "k8s.resource_quotas",
             {"namespace": namespace},
-            self.core.list_namespaced_resource_quota,
+            "/api/v1/namespaces/{namespace}/resourcequotas",
             kinds.resource_quota,
             lambda q: (
                 f"{q['name']}: "
                 + ", ".join(f"{k} {q['used'].get(k, '0')}/{v}" for k, v in q["hard"].items())
             ),
-            namespace,
+            namespace=namespace,
         )
 
     def limit_ranges(self, namespace: str) -> ToolResult:
         return self._kinds(
             "k8s.limit_ranges",
             {"namespace": namespace},
-            self.core.list_namespaced_limit_range,
+            "/api/v1/namespaces/{namespace}/limitranges",
             kinds.limit_range,
             lambda r: f"{r['name']}: {r['limits']}",
-            namespace,
+            namespace=namespace,
         )
 
     def service_accounts(self, namespace: str) -> ToolResult:
@@ -255,20 +266,22 @@ class PolicyReads(KubeBase):
         return self._kinds(
             "k8s.service_accounts",
             {"namespace": namespace},
-            self.core.list_namespaced_service_account,
+            SERVICE_ACCOUNTS,
             kinds.service_account,
             lambda a: f"{a['name']}{' ' + str(a['annotations']) if a['annotations'] else ''}",
-            namespace,
+            namespace=namespace,
         )
 
     def rbac(self, namespace: str) -> ToolResult:
         """The namespace's RoleBindings, its Roles and the ClusterRoles those bindings name."""
 
         def produce() -> tuple[Any, str, str]:
-            bindings = self._list(self.authz.list_namespaced_role_binding, namespace)
-            roles = self._list(self.authz.list_namespaced_role, namespace)
-            accounts = self._list(self.core.list_namespaced_service_account, namespace)
-            cluster = self._list(self.authz.list_cluster_role_binding)
+            bindings = self._list(
+                f"{RBAC}/namespaces/{{namespace}}/rolebindings", namespace=namespace
+            )
+            roles = self._list(f"{RBAC}/namespaces/{{namespace}}/roles", namespace=namespace)
+            accounts = self._list(SERVICE_ACCOUNTS, namespace=namespace)
+            cluster = self._list(f"{RBAC}/clusterrolebindings")
             self._truncated = bindings.truncated or roles.truncated or cluster.truncated
             shaped_bindings = [kinds.role_binding(b) for b in bindings.items]
             # ClusterRoleBindings that bind this namespace's ServiceAccounts — or the same
@@ -292,7 +305,7 @@ class PolicyReads(KubeBase):
                 }
             )
             for name in wanted[:20]:
-                obj = self._json(self.authz.read_cluster_role, name)
+                obj = self._json(f"{RBAC}/clusterroles/{{name}}", name=name)
                 shaped_roles.append(kinds.role(obj | {"kind": "ClusterRole"}))
             data: p.RBAC = {"roles": shaped_roles, "bindings": shaped_bindings}
             excerpt = "; ".join(
@@ -306,8 +319,8 @@ class PolicyReads(KubeBase):
         """Validating and mutating admission webhooks (cluster-scoped configurations)."""
 
         def produce() -> tuple[Any, str, str]:
-            validating = self._list(self.admission.list_validating_webhook_configuration)
-            mutating = self._list(self.admission.list_mutating_webhook_configuration)
+            validating = self._list(f"{ADMISSION}/validatingwebhookconfigurations")
+            mutating = self._list(f"{ADMISSION}/mutatingwebhookconfigurations")
             self._truncated = validating.truncated or mutating.truncated
             hooks: list[p.Webhook] = [
                 h for i in validating.items for h in kinds.webhooks(i, "validating")
@@ -322,10 +335,14 @@ class PolicyReads(KubeBase):
         return self._result("k8s.webhooks", {}, produce)
 
     def configmap_names(self, namespace: str) -> ToolResult:
-        """Names only: the data is dropped on arrival and never leaves this function."""
+        """Names only, asked for as metadata: the apiserver sends no ConfigMap's data."""
 
         def produce() -> tuple[Any, str, str]:
-            listed = self._list(self.core.list_namespaced_config_map, namespace)
+            listed = self._list(
+                "/api/v1/namespaces/{namespace}/configmaps",
+                accept=METADATA_ONLY,
+                namespace=namespace,
+            )
             self._truncated = listed.truncated
             names = sorted((i.get("metadata") or {}).get("name", "") for i in listed.items)
             return names, f"configmaps: {', '.join(names)}", listed.digest

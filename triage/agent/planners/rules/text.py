@@ -518,7 +518,7 @@ def forbidden(text: str) -> dict[str, str] | None:
     return {k: v for k, v in m.groupdict().items() if v} if m else None
 
 
-# -- settings ----------
+# -- exit codes ----------
 
 
 EXIT_MEANING = {

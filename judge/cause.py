@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -27,6 +26,7 @@ from tools.results import ToolStatus
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 from triage.core.paths import holds
+from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER_SELECTOR, timed
 
 _PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
 _CONFIG = frozenset({"CreateContainerConfigError", "CreateContainerError"})
@@ -324,13 +324,15 @@ def _asked_pods(inp: JudgeInput, pods: list[Json]) -> list[Json]:
         return pods
 
     def mine(pod: Json) -> bool:
-        names = _pod_names(pod)
+        names = pod_names(pod)
         return any(n == a or n.startswith(a + "-") for n in names for a in asked)
 
     return [p for p in pods if mine(p)] or pods
 
 
-def _pod_names(pod: Json) -> set[str]:
+def pod_names(pod: Json) -> set[str]:
+    """The names a pod answers to: its own, its owner's, its Deployment's (the ReplicaSet's
+    name less its hash), and its app/job labels."""
     names = {str(pod.get("name") or "")}
     owner = pod.get("owner") or {}
     owner_name = str(owner.get("name") or "")
@@ -344,17 +346,6 @@ def _pod_names(pod: Json) -> set[str]:
 
 # The judge's own look at the symptom a 'no fault' must not hide: the share of server errors
 # among the namespace's requests, from whatever request counters exist, over three hours.
-_STATUS = (
-    'code=~"5.."',
-    'status=~"5.."',
-    'status_code=~"5.."',
-    'http_status=~"5.."',
-    'http_response_status_code=~"5.."',
-    'status_class="5xx"',
-    'outcome="SERVER_ERROR"',
-    'grpc_code=~".+",grpc_code!="OK"',  # every gRPC status but OK reaches the caller as an error
-)
-_COUNTERS = '__name__=~".*(request|response|handled).*_(total|count)"'
 WINDOW_S = 3 * 3600.0
 ERROR_RATIO_FLOOR = 0.05
 
@@ -384,8 +375,8 @@ def _symptoms_rose(reads: Reads, ns: str, now: float | None) -> list[str]:
     cannot be read: the gate speaks only to what it saw."""
     end = time.time() if now is None else now
     out = []
-    sel = f'{_COUNTERS},namespace="{ns}"'
-    errors = " or ".join(f"rate({{{sel},{m}}}[5m])" for m in _STATUS)
+    sel = f'{REQUEST_COUNTER_SELECTOR},namespace="{ns}"'
+    errors = " or ".join(f"rate({{{sel},{m}}}[5m])" for m in ERROR_MATCHERS)
     ratio = _peak_if_rose(
         reads, f"sum({errors}) / sum(rate({{{sel}}}[5m]))", end, ERROR_RATIO_FLOOR, 3.0
     )
@@ -395,14 +386,7 @@ def _symptoms_rose(reads: Reads, ns: str, now: float | None) -> list[str]:
         "prom.metric_names", selector=f'{{namespace="{ns}"}}', start=end - WINDOW_S, end=end
     )
     listed = {str(n) for n in names.data or []} if names.status is ToolStatus.OK else set()
-    timed = sorted(
-        n.removesuffix("_sum")
-        for n in listed
-        if n.endswith("_sum")
-        and f"{n.removesuffix('_sum')}_count" in listed
-        and re.search(r"duration|latency|seconds|_time", n)
-    )
-    for base in timed[:2]:
+    for base in timed(listed)[:2]:
         sel_ns = f'{{namespace="{ns}"}}'
         q = f"sum(rate({base}_sum{sel_ns}[5m])) / sum(rate({base}_count{sel_ns}[5m]))"
         mean = _peak_if_rose(reads, q, end, 0.1, 2.0)

@@ -25,6 +25,7 @@ from judge.cause import (
     chain_is_a_cause,
     facts_hold,
     no_fault_explained,
+    pod_names,
     root_cause_matches_cluster,
 )
 from judge.effects import mutations_took_effect
@@ -53,21 +54,9 @@ _LISTS_BY_KIND: dict[str, tuple[str, ...]] = {
 _ANY_KIND = tuple(dict.fromkeys(t for tools in _LISTS_BY_KIND.values() for t in tools))
 
 
-def _pod_workload(pod: Json) -> set[str]:
-    names = {str(pod.get("name") or "")}
-    owner = pod.get("owner") or {}
-    owner_name = str(owner.get("name") or "")
-    names.add(owner_name)
-    if owner.get("kind") == "ReplicaSet" and "-" in owner_name:
-        names.add(owner_name.rsplit("-", 1)[0])
-    labels = pod.get("labels") or {}
-    names |= {str(labels.get(k)) for k in ("app", "app.kubernetes.io/name", "job-name")}
-    return names
-
-
 def _names_in(tool: str, items: list[Json]) -> set[str]:
     if tool == "k8s.pods":
-        return {n for p in items for n in _pod_workload(p)}
+        return {n for p in items for n in pod_names(p)}
     return {str(x.get("name")) for x in items}
 
 

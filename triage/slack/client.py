@@ -192,11 +192,7 @@ class Slack:
             include_all_metadata=True,
             limit=200,
         )
-        for message in data.get("messages") or []:
-            payload = (message.get("metadata") or {}).get("event_payload") or {}
-            if payload.get("marker") == marker:
-                return str(message["ts"])
-        return None
+        return _marked(data, marker)
 
     async def find_top(self, channel: str, marker: str, oldest: str) -> str | None:
         """The ts of our top-level message carrying `marker`, posted at or after `oldest`."""
@@ -207,11 +203,7 @@ class Slack:
             include_all_metadata=True,
             limit=200,
         )
-        for message in data.get("messages") or []:
-            payload = (message.get("metadata") or {}).get("event_payload") or {}
-            if payload.get("marker") == marker:
-                return str(message["ts"])
-        return None
+        return _marked(data, marker)
 
     async def message(self, channel: str, thread_ts: str, ts: str) -> dict[str, Any] | None:
         """One message of a thread (its text and blocks), or None when it is not there."""
@@ -251,3 +243,12 @@ class Slack:
             raise SlackError("files.upload", str(e.response.get("error") or "error")) from e
         except (SlackClientError, OSError, TimeoutError) as e:
             raise SlackError("files.upload", type(e).__name__) from e
+
+
+def _marked(data: dict[str, Any], marker: str) -> str | None:
+    """The ts of the listed message whose metadata carries `marker` (our own posts do)."""
+    for message in data.get("messages") or []:
+        payload = (message.get("metadata") or {}).get("event_payload") or {}
+        if payload.get("marker") == marker:
+            return str(message["ts"])
+    return None

@@ -227,7 +227,16 @@ def _unhandled_failures(ctx: Ctx) -> list[tuple[str, str]]:
 def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str, Any]) -> RCADraft:
     facts, ns = ctx.facts, ctx.ns
     focus = ctx.focus_pods
-    about = ", ".join(w.name for w in ctx.goal.scope.workloads) or f"namespace {ns}"
+    # what the answer is about is what the names resolved to, never a name that matched nothing
+    resolved = sorted({ctx.workload_ref(x).name for x in focus}) or sorted(
+        {ref.rsplit("/", 1)[-1] for ref in ctx.focus}
+    )
+    about = f"namespace {ns}" if ctx.whole_namespace else ", ".join(resolved)
+    unmatched = [
+        w.name
+        for w in ctx.goal.scope.workloads
+        if not any(n == w.name or n.startswith(w.name + "-") for n in resolved)
+    ]
     ready = sum(1 for x in focus if x["ready"] or x["phase"] == "Succeeded")
     claims: list[Claim | None] = [
         link(
@@ -241,6 +250,16 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
             about=ctx.ref("Namespace", ns, ns),
         )
     ]
+    if unmatched and ctx.whole_namespace:
+        claims.append(
+            link(
+                None,
+                f"Nothing named {', '.join(unmatched)} was found in {ns} among the kinds the "
+                "reader lists, so this answer is for the namespace as a whole.",
+                pods_id,
+                about=ctx.ref("Namespace", ns, ns),
+            )
+        )
     claims += _restarts_explained(ctx)
     claims += _memory_explained(ctx)
     claims += _events_explained(ctx)
@@ -267,7 +286,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
             claims.append(
                 link(
                     None,
-                    f"The 5xx ratio is {values[-1]:.2%} now, with no rise in the window.",
+                    f"The error ratio is {values[-1]:.2%} now, with no rise in the window.",
                     ev.id,
                 )
             )

@@ -12,6 +12,7 @@ from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules.facts import Facts, series_values
 from triage.agent.planners.rules.reads import call, window
 from triage.core.models import Goal
+from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER, timed
 
 
 def metric_discovery(goal: Goal, ns: str, now: float) -> list[ToolCall]:
@@ -26,25 +27,6 @@ _REQUEST_COUNTERS = (
     "http_server_duration_milliseconds_count",
     "nginx_ingress_controller_requests",
     "grpc_server_handled_total",
-)
-
-
-# How exporters label a server error: the HTTP status under the names the common client
-# libraries, service meshes, ingress controllers and OpenTelemetry use, a status class, Spring's
-# outcome, gRPC's code. One `or` of them catches whichever the series carries.
-_ERROR_MATCHERS = (
-    'code=~"5.."',
-    'status=~"5.."',
-    'status_code=~"5.."',
-    'response_code=~"5.."',
-    'http_status=~"5.."',
-    'http_status_code=~"5.."',
-    'http_response_status_code=~"5.."',
-    'status_class="5xx"',
-    'outcome="SERVER_ERROR"',
-    # gRPC: every status but OK is an error its caller receives (the label must be there:
-    # `grpc_code!="OK"` alone would also match the HTTP series that have no such label)
-    'grpc_code=~".+",grpc_code!="OK"',
 )
 
 
@@ -89,7 +71,7 @@ def request_counters(names: set[str]) -> list[str]:
         for n in names
         if n not in known
         and n.endswith(("_total", "_count"))
-        and re.search(r"request|response|handled", n)
+        and REQUEST_COUNTER.search(n)
         and not n.startswith(("kube_", "container_", "kubelet_", "apiserver_", "prometheus_"))
     )
     return (known + generic)[:3]
@@ -146,7 +128,7 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
 
     for counter in request_counters(names):
-        errors = " or ".join(f"rate({counter}{{{sel},{m}}}[5m])" for m in _ERROR_MATCHERS)
+        errors = " or ".join(f"rate({counter}{{{sel},{m}}}[5m])" for m in ERROR_MATCHERS)
         rng(
             f"error_ratio:{counter}",
             f"sum({errors}) / sum(rate({counter}{{{sel}}}[5m]))",
@@ -158,14 +140,7 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         )
     # mean latency from any histogram's or summary's _sum/_count pair whose name says time:
     # works whatever the buckets and whatever the library names it
-    timed = sorted(
-        n.removesuffix("_sum")
-        for n in names
-        if n.endswith("_sum")
-        and f"{n.removesuffix('_sum')}_count" in names
-        and re.search(r"duration|latency|seconds|_time", n)
-    )
-    for base in timed[:2]:
+    for base in timed(names)[:2]:
         rng(
             f"latency_mean:{base}",
             f"sum(rate({base}_sum{{{sel}}}[5m])) / sum(rate({base}_count{{{sel}}}[5m]))",

@@ -1,0 +1,41 @@
+"""What counts as a failed request and as a timed series in Prometheus, whatever the exporter:
+one definition for the planner (which looks for the symptom) and the judge (which measures it
+again before it accepts 'no fault'), so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+
+# How exporters label a server error: the HTTP status under the names the common client
+# libraries, service meshes, ingress controllers and OpenTelemetry use, a status class, Spring's
+# outcome, gRPC's code. One `or` of them catches whichever the series carries.
+ERROR_MATCHERS = (
+    'code=~"5.."',
+    'status=~"5.."',
+    'status_code=~"5.."',
+    'response_code=~"5.."',
+    'http_status=~"5.."',
+    'http_status_code=~"5.."',
+    'http_response_status_code=~"5.."',
+    'status_class="5xx"',
+    'outcome="SERVER_ERROR"',
+    # gRPC: every status but OK is an error its caller receives (the label must be there:
+    # `grpc_code!="OK"` alone would also match the HTTP series that have no such label)
+    'grpc_code=~".+",grpc_code!="OK"',
+)
+
+# A counter whose name says it counts requests, responses or handled calls
+REQUEST_COUNTER = re.compile(r"request|response|handled")
+REQUEST_COUNTER_SELECTOR = '__name__=~".*(request|response|handled).*_(total|count)"'
+
+_TIMED = re.compile(r"duration|latency|seconds|_time")
+
+
+def timed(names: set[str]) -> list[str]:
+    """The bases of every histogram's or summary's `_sum`/`_count` pair whose name says time:
+    their ratio is a mean latency whatever the buckets and whatever the library names it."""
+    return sorted(
+        n.removesuffix("_sum")
+        for n in names
+        if n.endswith("_sum") and f"{n.removesuffix('_sum')}_count" in names and _TIMED.search(n)
+    )

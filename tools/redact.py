@@ -29,6 +29,11 @@ OPERATOR_PATTERN_TIMEOUT_S = 0.25  # per text: an operator's pattern that backtr
 TIMED_OUT = "[REDACTED: an operator redaction pattern timed out on this text]"
 MAX_DECODE_DEPTH = 2  # base64 of a file holding base64 (a .dockerconfigjson) is two levels
 SPLIT_PIECE = 4  # the shortest piece of a token wrapped over two lines that is looked at
+# Redaction is a pure function of the text (for one redactor), and a list of a thousand pods
+# repeats most of its strings (images, label values, reasons, keys): each distinct short
+# string is redacted once per redactor. Long texts (logs, messages) are not kept.
+MEMO_MAX_CHARS = 512
+MEMO_ENTRIES = 65_536
 
 # What starts a log line before its message: a CRI record, a bracketed or bare timestamp.
 _LINE_PREFIX = regex.compile(
@@ -86,6 +91,7 @@ class Redactor:
         self._literals = tuple(sorted({x for x in literals if len(x) >= MIN_LITERAL}, key=len))[
             ::-1
         ]
+        self._memo: dict[str, str] = {}
 
     # -- finding -------------------------------------------------------------------------------
 
@@ -170,6 +176,19 @@ class Redactor:
     # -- masking -------------------------------------------------------------------------------
 
     def text(self, value: str) -> str:
+        if len(value) > MEMO_MAX_CHARS:
+            return self._redacted(value)
+        done = self._memo.get(value)
+        if done is None:
+            done = self._redacted(value)
+            if done is TIMED_OUT:
+                return done  # a timeout depends on the machine's load: asked again next time
+            if len(self._memo) >= MEMO_ENTRIES:
+                self._memo.clear()
+            self._memo[value] = done
+        return done
+
+    def _redacted(self, value: str) -> str:
         try:
             return _apply(value, self.spans(value))
         except TimeoutError:

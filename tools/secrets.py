@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import itertools
 import math
 import re
@@ -235,8 +236,10 @@ def segments(name: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=16_384)
 def secret_name(name: str) -> bool:
-    """Does a key, variable, header or flag called `name` hold a secret?"""
+    """Does a key, variable, header or flag called `name` hold a secret? (Pure, and asked of
+    the same few keys for every item of a list: cached.)"""
     if not name or len(name) > MAX_NAME_CHARS:
         return False
     segs = segments(name)

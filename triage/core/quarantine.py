@@ -14,6 +14,8 @@ holds read tools, and remediations that echo a flagged instruction are dropped
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -121,12 +123,23 @@ _ACTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+MEMO_MAX_CHARS = 512  # short lines repeat across a list of pods (images, labels, reasons)
+
+
 def flag(line: str) -> str | None:
-    """The name of the first rule a line trips, or None."""
+    """The name of the first rule a line trips, or None. A pure function of the line, so a
+    short line is looked at once however many pods repeat it."""
+    return _flag_short(line) if len(line) <= MEMO_MAX_CHARS else _flag(line)
+
+
+def _flag(line: str) -> str | None:
     for name, pattern in RULES:
         if pattern.search(line):
             return name
     return None
+
+
+_flag_short = functools.lru_cache(maxsize=65_536)(_flag)
 
 
 def requested_actions(text: str) -> set[str]:
@@ -135,23 +148,28 @@ def requested_actions(text: str) -> set[str]:
 
 
 def strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """(path, string) for every string in nested data, keys included."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from strings(k, f"{path}.<key>") if isinstance(k, str) else iter(())
-            yield from strings(v, f"{path}.{k}")
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            yield from strings(v, f"{path}[{i}]")
+    """(path, string) for every string in nested data, keys included, in document order.
+    A loop over an explicit stack: a list of a thousand pods is half a million values, and
+    nested generators cost a frame per level for each of them."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            yield where, item
+        elif isinstance(item, dict):
+            for k, v in reversed(item.items()):
+                stack.append((f"{where}.{k}", v))
+                if isinstance(k, str):
+                    stack.append((f"{where}.<key>", k))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
 
 
 def scan(evidence: list[Evidence], redactor: Redactor) -> tuple[SuspiciousInput, ...]:
     """Every instruction-like line in the evidence (excerpts and data), redacted and clipped."""
     found: dict[str, SuspiciousInput] = {}
     for ev in evidence:
-        for path, text in (*strings(ev.excerpt, "excerpt"), *strings(ev.data, "data")):
+        for path, text in itertools.chain(strings(ev.excerpt, "excerpt"), strings(ev.data, "data")):
             for number, line in enumerate(text.splitlines() or [text]):
                 rule = flag(line)
                 if rule is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tools.redact import DEFAULT, MASK, TIMED_OUT, Redactor
 
@@ -110,3 +112,19 @@ def test_a_key_block_cut_before_its_end_line_masks_the_key_not_the_rest_of_the_l
     out = DEFAULT.lines(lines)
     assert out[1] != lines[1]
     assert out[2] == lines[2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["DB_PASSWORD=hunter2hunter2", "ok", "ghp_" + "a1B2" * 9]), max_size=6)
+)
+def test_a_string_seen_before_is_redacted_as_the_first_time(parts: list[str]) -> None:
+    """The memo of short strings (tools/redact.py) returns what redaction computes, and a
+    redactor with extra literals has a memo of its own: nothing one masks leaks to another."""
+    plain = Redactor()
+    text = " ".join(parts)
+    first = plain.text(text)
+    assert plain.text(text) == first == Redactor().text(text)
+    with_literal = plain.with_literals(["ok ok ok"])
+    assert with_literal.text("ok ok ok") == MASK
+    assert plain.text("ok ok ok") == "ok ok ok"

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
@@ -58,25 +57,120 @@ class Identity:
             return self.data
 
 
+class Mentions:
+    """What an `app_mention` becomes: one Inbound, durably stored, then the ack. Shared by
+    bolt's listener (Socket Mode, and any envelope the direct path does not take) and by the
+    HTTP endpoint's direct path (triage/web/server.py), which takes a verified Events API
+    mention without bolt's per-request middleware chain: the ack's cost is then the
+    signature, the parse and the insert, as the floor's is."""
+
+    def __init__(self, settings: SlackSettings, inbox: Inbox, identity: Identity, kick: Any):
+        self.inbox = inbox
+        self.identity = identity
+        self.kick = kick
+        self.allowed = set(settings.channels)
+        self.allowed_bots = set(settings.allowed_bots)
+
+    async def ids(self) -> dict[str, Any]:
+        """The bot's ids from the cached auth.test; empty when Slack cannot say within
+        AUTH_WAIT_S (never hold an ack hostage to auth.test: our own events are still dropped
+        by their bot_id once it is known)."""
+        if self.identity.data is not None:  # learnt: no task, no lock
+            return self.identity.data
+        try:
+            return await asyncio.wait_for(self.identity.load(), AUTH_WAIT_S)
+        except (TimeoutError, SlackError) as e:
+            log.warning("auth.test unavailable (%s); acking without the bot's ids", e)
+            return {}
+
+    async def accept(self, inbound: Inbound) -> None:
+        # the inbox's own writer (never the default executor that investigations could fill);
+        # the ack time is measured from the request's ASGI entry (triage/web/server.py)
+        new = await self.inbox.accept_async(inbound)
+        counter = metrics.REQUESTS_ACCEPTED if new else metrics.REQUESTS_DUPLICATE
+        counter.labels(kind=inbound.kind.value).inc()
+        if new:
+            self.kick()
+
+    async def take(
+        self,
+        body: dict[str, Any],
+        *,
+        retry_num: str,
+        bot_id: str | None,
+        bot_user_id: str | None,
+        team_id: str | None,
+    ) -> None:
+        """Store the mention in `body` (an event_callback envelope), or drop it: the bot's
+        own, a channel not served, a bot or app not allowed, an envelope without an id."""
+        event = body.get("event") or {}
+        channel = str(event.get("channel") or "")
+        own = (bot_id is not None and event.get("bot_id") == bot_id) or (
+            bot_user_id is not None and event.get("user") == bot_user_id
+        )
+        if own or (self.allowed and channel not in self.allowed) or not body.get("event_id"):
+            return
+        writer = written_by_app(event)
+        if writer is not None and writer not in self.allowed_bots:
+            metrics.REQUESTS_IGNORED.labels(reason="bot").inc()
+            return
+        ts = str(event.get("ts") or "")
+        await self.accept(  # durably stored before Slack hears "ok"
+            Inbound(
+                id=str(body["event_id"]),
+                kind=Kind.MENTION,
+                team=str(body.get("team_id") or team_id or ""),
+                channel=channel,
+                thread_ts=str(event.get("thread_ts") or ts),
+                ts=ts,
+                user=str(event.get("user") or ""),
+                text=str(event.get("text") or ""),
+                data={
+                    "retry_num": retry_num,
+                    # who wrote it: an allowed bot or app may ask questions, never command
+                    "bot_id": str(event.get("bot_id") or ""),
+                    "app_id": str(event.get("app_id") or ""),
+                    "subtype": str(event.get("subtype") or ""),
+                    "bot_user_id": str(bot_user_id or ""),
+                },
+            )
+        )
+
+    async def direct(self, body: dict[str, Any], retry_num: str) -> None:
+        """The HTTP path: `body` is a verified, parsed Events API envelope."""
+        ids = await self.ids()
+        await self.take(
+            body,
+            retry_num=retry_num,
+            bot_id=ids.get("bot_id"),
+            bot_user_id=ids.get("user_id"),
+            team_id=ids.get("team_id"),
+        )
+
+
+def direct_mention(body: dict[str, Any]) -> bool:
+    """An Events API envelope the direct path takes: an app_mention event callback."""
+    event = body.get("event")
+    return (
+        body.get("type") == "event_callback"
+        and isinstance(event, dict)
+        and event.get("type") == "app_mention"
+    )
+
+
 def build_app(
     settings: SlackSettings,
-    inbox: Inbox,
-    identity: Identity,
+    mentions: Mentions,
     *,
-    kick: Any,
     base_url: str | None = None,
 ) -> AsyncApp:
-    """The bolt AsyncApp with the mention and button listeners. `kick()` wakes the worker."""
+    """The bolt AsyncApp with the mention and button listeners."""
     secret = settings.signing_secret.get_secret_value() if settings.signing_secret else None
     token = settings.bot_token.get_secret_value() if settings.bot_token else ""
 
     async def authorize(team_id: str | None = None, **_: Any) -> AuthorizeResult:
-        try:
-            data = await asyncio.wait_for(identity.load(), AUTH_WAIT_S)
-        except (TimeoutError, SlackError) as e:
-            # Never hold an ack hostage to auth.test: go on with the token alone (our own
-            # listener still drops the bot's messages by their bot_id once it is known).
-            log.warning("auth.test unavailable (%s); acking without the bot's ids", e)
+        data = await mentions.ids()
+        if not data:
             return AuthorizeResult(enterprise_id=None, team_id=team_id, bot_token=token)
         return AuthorizeResult(
             enterprise_id=data.get("enterprise_id"),
@@ -100,61 +194,22 @@ def build_app(
         ignoring_self_events_enabled=True,
         logger=log,
     )
-    allowed = set(settings.channels)
-    allowed_bots = set(settings.allowed_bots)
-
-    async def accept(inbound: Inbound, started: float) -> None:
-        # the inbox's own writer (never the default executor that investigations could fill);
-        # the ack time is measured from the request's ASGI entry (triage/web/server.py)
-        new = await inbox.accept_async(inbound)
-        counter = metrics.REQUESTS_ACCEPTED if new else metrics.REQUESTS_DUPLICATE
-        counter.labels(kind=inbound.kind.value).inc()
-        if new:
-            kick()
+    accept = mentions.accept
 
     @app.event("app_mention")
     async def on_mention(
-        body: dict[str, Any],
-        event: dict[str, Any],
-        ack: Any,
-        context: AsyncBoltContext,
-        request: AsyncBoltRequest,
+        body: dict[str, Any], ack: Any, context: AsyncBoltContext, request: AsyncBoltRequest
     ) -> None:
-        started = time.perf_counter()
-        channel = str(event.get("channel") or "")
-        own_bot = context.bot_id is not None and event.get("bot_id") == context.bot_id
-        if own_bot or (allowed and channel not in allowed) or not body.get("event_id"):
-            await ack()
-            return
-        writer = written_by_app(event)
-        if writer is not None and writer not in allowed_bots:
-            metrics.REQUESTS_IGNORED.labels(reason="bot").inc()
-            await ack()
-            return
-        ts = str(event.get("ts") or "")
-        inbound = Inbound(
-            id=str(body["event_id"]),
-            kind=Kind.MENTION,
-            team=str(body.get("team_id") or context.team_id or ""),
-            channel=channel,
-            thread_ts=str(event.get("thread_ts") or ts),
-            ts=ts,
-            user=str(event.get("user") or ""),
-            text=str(event.get("text") or ""),
-            data={
-                "retry_num": request.headers.get("x-slack-retry-num", ["0"])[0],
-                # who wrote it: an allowed bot or app may ask questions, never command changes
-                "bot_id": str(event.get("bot_id") or ""),
-                "app_id": str(event.get("app_id") or ""),
-                "subtype": str(event.get("subtype") or ""),
-                "bot_user_id": str(context.bot_user_id or ""),
-            },
+        await mentions.take(
+            body,
+            retry_num=request.headers.get("x-slack-retry-num", ["0"])[0],
+            bot_id=context.bot_id,
+            bot_user_id=context.bot_user_id,
+            team_id=context.team_id,
         )
-        await accept(inbound, started)  # durably stored before Slack hears "ok"
         await ack()
 
     async def on_click(body: dict[str, Any], action: dict[str, Any], ack: Any) -> None:
-        started = time.perf_counter()
         message = body.get("message") or {}
         container = body.get("container") or {}
         message_ts = str(container.get("message_ts") or message.get("ts") or "")
@@ -169,7 +224,7 @@ def build_app(
             user=user,
             data={"action_id": action.get("action_id"), "value": action.get("value") or ""},
         )
-        await accept(inbound, started)
+        await accept(inbound)
         await ack()
 
     app.action(ACTION_APPROVE)(on_click)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from triage.slack.worker import Worker
 
 log = logging.getLogger("triage.slack")
-Accept = Callable[[Inbound, float], Awaitable[None]]
+Accept = Callable[[Inbound], Awaitable[None]]
 
 
 def _json(text: Any) -> dict[str, Any]:
@@ -72,7 +71,6 @@ def listen(app: AsyncApp, on_click: Callable[..., Awaitable[None]], accept: Acce
             log.warning("could not open the dispute form: %s", e)
 
     async def on_dispute_note(body: dict[str, Any], view: dict[str, Any], ack: Any) -> None:
-        started = time.perf_counter()
         about = _json(view.get("private_metadata"))
         values = (view.get("state") or {}).get("values") or {}
         note = str(((values.get("note") or {}).get("note") or {}).get("value") or "")
@@ -92,7 +90,7 @@ def listen(app: AsyncApp, on_click: Callable[..., Awaitable[None]], accept: Acce
                 "note": note[:1000],
             },
         )
-        await accept(inbound, started)  # stored before Slack closes the modal
+        await accept(inbound)  # stored before Slack closes the modal
         await ack()
 
     async def on_open_report(ack: Any) -> None:

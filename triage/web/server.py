@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import sqlite3
@@ -30,6 +31,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -47,7 +49,7 @@ from triage.slack import approvals, reviews
 from triage.slack import metrics as slack_metrics
 from triage.slack.alert_groups import AlertGroups
 from triage.slack.alert_tickets import AlertTickets
-from triage.slack.app import Identity, build_app
+from triage.slack.app import Identity, Mentions, build_app, direct_mention
 from triage.slack.client import Slack, SlackError, open_session, web_client
 from triage.slack.inbox import Inbox, InboxError, State
 from triage.slack.inbox_sqlite import SqliteInbox
@@ -74,6 +76,7 @@ class Bot:
     worker: Worker
     app: AsyncApp
     kick: Kick
+    mentions: Mentions
     product: App | None = None
     groups: AlertGroups | None = None  # the Alertmanager receiver's, when it is on
     receiver: Receiver | None = None
@@ -192,7 +195,8 @@ def build_bot(settings: Settings, product: App) -> Bot:
     )
     identity = Identity(client)
     kick = Kick(worker.kick)
-    app = build_app(slack_settings, inbox, identity, kick=kick)
+    mentions = Mentions(slack_settings, inbox, identity, kick)
+    app = build_app(slack_settings, mentions)
     receiver = Receiver(alerts, inbox, groups, redactor, kick) if groups is not None else None
     return Bot(
         settings,
@@ -201,6 +205,7 @@ def build_bot(settings: Settings, product: App) -> Bot:
         worker,
         app,
         kick,
+        mentions,
         product=product,
         groups=groups,
         receiver=receiver,
@@ -346,10 +351,18 @@ def events_endpoint(bot: Bot, verifier: SignatureVerifier) -> Endpoint:
             return PlainTextResponse("invalid request", status_code=400)
 
     async def admitted(request: Request) -> Response:
-        body = await limits.admit(request, verifier, bounds, now=time.time())
-        bolt_request = to_async_bolt_request(request, body)
-        answer = await bot.app.async_dispatch(bolt_request)
-        error = bolt_request.context.get(ERROR_KEY)
+        body, data = await limits.admit(request, verifier, bounds, now=time.time())
+        error: Exception | None = None
+        if direct_mention(data):  # verified and parsed: stored, then acked, without bolt
+            try:
+                await bot.mentions.direct(data, request.headers.get("x-slack-retry-num", "0"))
+            except InboxError as e:
+                error = e
+            answer = BoltResponse(status=200, body="")
+        else:
+            bolt_request = to_async_bolt_request(request, body)
+            answer = await bot.app.async_dispatch(bolt_request)
+            error = bolt_request.context.get(ERROR_KEY)
         if error is not None or answer.status >= 500:
             if isinstance(error, InboxError):  # the store, not the request: Slack retries
                 log.error("could not store a request: %s", error)
@@ -419,6 +432,11 @@ def serve(bot: Bot, host: str, port: int, review: Any = None) -> None:
         for task in done:
             task.result()
 
+    # What was built to get here (the product, its imports: most of the heap) lives as long
+    # as the process: out of the collector's reach, so a full collection never stops the
+    # loop for the time it takes to walk it (~200 ms: one burst of acks waited that long).
+    gc.collect()
+    gc.freeze()
     uvloop.run(run())  # the loop uvicorn[standard] brings; what bot_config names
     if any(not s.started for s in servers):
         raise SystemExit(1)  # a listener never came up (port in use): uvicorn said why

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 log = logging.getLogger("triage.server")
 RESTART_PAUSE_S = (1.0, 2.0, 5.0, 10.0, 30.0)  # after the 1st, 2nd, ... unexpected exit
 STOP_WAIT_S = 30.0  # a worker hands its requests back and exits within this after SIGTERM
-WORKER_NICE = 5  # the acking process goes first when both want a core
+WORKER_NICE = 19  # the acking process goes first when both want a core
 
 
 def worker_argv() -> list[str]:

@@ -12,7 +12,8 @@ Two parts, each a before/after figure when run again with `--source DIR`:
   (`bench-pods-N`: a Deployment of N healthy pods and one crash-looping pod, run by kwok):
   the checked run in this process (rules planner, SQLite checkpointer, reports in memory),
   timed after one warm-up run, with the bytes its checkpoints wrote (the SQLite checkpointer's
-  `checkpoints` and `writes` tables), the apiserver's bytes on the wire (a counting TCP proxy
+  `checkpoints` and `writes` tables) and the evidence payloads stored once beside them
+  (`triage_evidence`), the apiserver's bytes on the wire (a counting TCP proxy
   between the reader and the apiserver) and as decoded. Bar: 1,000 pods within 3x of 10. At
   500 pods the same proxy measures the LIST calls a namespaced `k8sgpt analyze -n NS` sends
   (its core analyzers, read from k8sgpt's pkg/analyzer/*.go: pods, deployments, replicasets,
@@ -267,6 +268,19 @@ def _checkpoint_bytes(db: Path) -> int:
     return int(a) + int(b)
 
 
+def _payload_bytes(db: Path) -> int:
+    """The evidence's payloads, stored once beside the checkpoints (triage_evidence); 0 for
+    a checkout that keeps them in the checkpoints."""
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as conn:
+        try:
+            row = conn.execute("SELECT COALESCE(SUM(LENGTH(data)), 0) FROM triage_evidence")
+        except sqlite3.OperationalError:
+            return 0
+        return int(row.fetchone()[0])
+
+
 def _proxied_client(cp: Any, proxy: CountingProxy) -> Any:
     """The reader's client with its kubeconfig's server moved to the proxy (setting the host
     on a built client does not reach the URLs it builds)."""
@@ -336,7 +350,8 @@ def scale(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="triage-bench-scale-"))
     print(f"\nscale: one crash-looping pod among N healthy ones; code from {args.source or ROOT}")
     print(
-        f"  {'pods':>5} {'graph s':>8} {'x10':>5} {'evid':>5} {'ckpt KiB':>9} {'reqs':>5} "
+        f"  {'pods':>5} {'graph s':>8} {'x10':>5} {'evid':>5} {'ckpt KiB':>9} {'payload KiB':>11} "
+        f"{'reqs':>5} "
         f"{'wire KiB':>9} {'decoded KiB':>11} {'cause'}"
     )
     times: dict[int, float] = {}
@@ -363,6 +378,7 @@ def scale(args: argparse.Namespace) -> None:
         print(
             f"  {n:5d} {times[n]:8.2f} {ratio:5.1f} {len(best.evidence):5d} "
             f"{_checkpoint_bytes(state / 'checkpoints.sqlite') / 1024:9.1f} "
+            f"{_payload_bytes(state / 'checkpoints.sqlite') / 1024:11.1f} "
             f"{kube.stats.requests:5d} {wire / 1024:9.1f} {kube.stats.bytes / 1024:11.1f} {cause}"
         )
         if n == 500 and not args.source:

@@ -444,8 +444,10 @@ class _Attempts:
         settings = self.app.settings
         if self.goal.kind is RequestKind.CASUAL:
             return RunResult(thread, self.goal, [], None, 0.0)
-        with checkpointer_for(settings.state, self.app.state_pool()) as saver:
-            graph = build_graph(planner, self.app.tools, settings.graph, saver, self.changes)
+        with checkpointer_for(settings.state, self.app.state_pool()) as (saver, store):
+            graph = build_graph(
+                planner, self.app.tools, settings.graph, saver, self.changes, evidence_store=store
+            )
             inputs = inputs_for(
                 self.goal,
                 run=self.run_id,
@@ -459,6 +461,7 @@ class _Attempts:
                 thread_id=thread,
                 recursion_limit=settings.graph.recursion_limit,
                 on_progress=self.on_progress,
+                evidence_store=store,
             )
 
 

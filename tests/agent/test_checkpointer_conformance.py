@@ -1,7 +1,9 @@
 """One suite, both checkpointers (SQLite, the embedded default; the real PostgreSQL replicas
 share): a run cut short resumes from its last checkpoint in a new process without repeating
 the calls already made; a finished run is returned as it is, nothing re-run; runs on other
-thread ids are separate; runs untouched past the retention are pruned, newer ones kept."""
+thread ids are separate; runs untouched past the retention are pruned, newer ones kept, their
+evidence payloads with them. The checkpoints hold each outcome's record, never its payload:
+the payload is stored once, beside them (triage/core/evidence_store.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,11 @@ from tests.support.fake_slack import FakeSlack
 from tests.support.state import BACKENDS, state_settings
 from tools.read.registry import ReadTools
 from tools.results import ToolResult
+from triage.agent.graph import checkpointer_for
+from triage.agent.state import evidence_of
 from triage.app import App, Request
 from triage.core import retention
+from triage.core.errors import StateUnavailable
 
 WORDS = "checkout-api in scn-crashloop-bad-env is returning 503 since 20:59, find out why"
 
@@ -105,6 +110,45 @@ def test_old_runs_are_pruned_and_new_ones_kept(process):
 
     assert kept.threads == 0
     assert pruned.threads == 2
+    with checkpointer_for(state, pool) as (_, store):
+        assert store.get("slack:T:C:a", ["E1", "E2"]) == {}  # the payloads went with them
     again, tools = process()
     again.checked_run(_request("slack:T:C:a"))
     assert tools.calls  # its checkpoints are gone: the run starts over
+
+
+def _stored_state(product: App, thread: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The checkpointed state of `thread` and the payloads its records name, read back
+    through the backend as another process would."""
+    with checkpointer_for(product.settings.state, product.state_pool()) as (saver, store):
+        latest = saver.get_tuple({"configurable": {"thread_id": thread}})
+        assert latest is not None
+        values = dict(latest.checkpoint["channel_values"])
+        ids = [str(r["id"]) for r in values["evidence"]]
+        return values, store.get(thread, ids)
+
+
+def test_checkpoints_keep_records_and_the_payloads_are_stored_once(process):
+    product, _ = process()
+    done = product.checked_run(_request("slack:T:C:payloads"))
+
+    values, payloads = _stored_state(product, "slack:T:C:payloads")
+
+    records = values["evidence"]
+    assert records
+    assert all(r.get("stored") and "data" not in r for r in records)
+    assert set(payloads) == {r["id"] for r in records}
+    by_id = {e.id: e for e in done.best.evidence}
+    assert any(by_id[i].data for i in payloads)  # a pod list, a log: not empty
+    assert all(by_id[i].data == payloads[i] for i in payloads)
+
+
+def test_a_record_whose_payload_is_gone_is_an_error_not_an_empty_read(process):
+    product, _ = process()
+    product.checked_run(_request("slack:T:C:lost"))
+    values, _ = _stored_state(product, "slack:T:C:lost")
+    with (
+        checkpointer_for(product.settings.state, product.state_pool()) as (_, store),
+        pytest.raises(StateUnavailable, match="not in the evidence store"),
+    ):
+        evidence_of(values, store, "slack:T:C:another-thread")

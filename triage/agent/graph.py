@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -47,9 +48,16 @@ from langgraph.types import Command
 from tools.read.registry import ReadTools
 from triage.agent.changes import NO_RETRY, ChangeSteps, wants_changes
 from triage.agent.planners.base import Planner, ToolCall, already_called
-from triage.agent.state import TriageState, draft_of, evidence_of, goal_of
+from triage.agent.state import TriageState, draft_of, evidence_of, goal_of, records_of
 from triage.core.database import setup_lock
 from triage.core.errors import ConfigError
+from triage.core.evidence_store import (
+    POSTGRES_SCHEMA,
+    EvidenceStore,
+    MemoryEvidence,
+    PostgresEvidence,
+    SqliteEvidence,
+)
 from triage.core.models import Evidence, Goal, RCADraft
 from triage.core.settings import GraphSettings, StateSettings
 
@@ -65,11 +73,21 @@ def build_graph(
     settings: GraphSettings,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     changes: ChangeSteps | None = None,
+    evidence_store: EvidenceStore | None = None,
 ) -> CompiledStateGraph[TriageState, None, TriageState, TriageState]:
-    """`changes` given: changes the user commanded go draft → approve → mutate (ledgered)."""
+    """`changes` given: changes the user commanded go draft → approve → mutate (ledgered).
+    `evidence_store` given: the payloads of the evidence live there, not in the checkpoints."""
+    built: dict[str, dict[str, Evidence]] = {}  # per thread: the evidence built so far
 
-    def investigate_node(state: TriageState) -> TriageState:
-        evidence = evidence_of(state)
+    def thread_of(config: RunnableConfig) -> str:
+        return str((config.get("configurable") or {}).get("thread_id") or "")
+
+    def load(state: TriageState, config: RunnableConfig) -> list[Evidence]:
+        thread = thread_of(config)
+        return evidence_of(state, evidence_store, thread, built.setdefault(thread, {}))
+
+    def investigate_node(state: TriageState, config: RunnableConfig) -> TriageState:
+        evidence = load(state, config)
         budget = settings.max_tool_calls - state.get("tool_calls", 0)
         if budget <= 0:
             return {"pending": []}
@@ -83,7 +101,7 @@ def build_graph(
     def after_investigate(state: TriageState) -> Literal["tools", "draft"]:
         return "tools" if state.get("pending") else "draft"
 
-    def tools_node(state: TriageState) -> TriageState:
+    def tools_node(state: TriageState, config: RunnableConfig) -> TriageState:
         write = get_stream_writer()
         calls = [ToolCall.model_validate(c) for c in state.get("pending") or []]
         first = len(state.get("evidence") or []) + 1
@@ -98,13 +116,13 @@ def build_graph(
         for ev in evidence:
             write({"done": ev.tool, "status": ev.status.value, "id": ev.id})
         return {
-            "evidence": [e.model_dump(mode="json") for e in evidence],
+            "evidence": records_of(evidence, evidence_store, thread_of(config)),
             "pending": [],
             "tool_calls": state.get("tool_calls", 0) + len(calls),
         }
 
-    def draft_node(state: TriageState) -> TriageState:
-        draft = planner.draft(goal_of(state), evidence_of(state), state["now"])
+    def draft_node(state: TriageState, config: RunnableConfig) -> TriageState:
+        draft = planner.draft(goal_of(state), load(state, config), state["now"])
         return {"draft": draft.model_dump(mode="json")}
 
     def finish_node(state: TriageState) -> TriageState:
@@ -137,23 +155,25 @@ def build_graph(
 @contextmanager
 def checkpointer_for(
     settings: StateSettings, pool: Any = None
-) -> Iterator[BaseCheckpointSaver[Any]]:
-    """SQLite in the state directory by default (survives restarts); Postgres over `pool` (the
-    shared database of several replicas, triage/core/database.py); memory for tests."""
+) -> Iterator[tuple[BaseCheckpointSaver[Any], EvidenceStore]]:
+    """The checkpointer and the evidence store beside it: SQLite in the state directory by
+    default (survives restarts); Postgres over `pool` (the shared database of several
+    replicas, triage/core/database.py); memory for tests."""
     if settings.checkpointer == "memory":
-        yield InMemorySaver()
+        yield InMemorySaver(), MemoryEvidence()
         return
     if settings.checkpointer == "postgres":
         if pool is None:
             raise ConfigError("the postgres checkpointer needs the shared database's pool")
         from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415
 
-        yield PostgresSaver(pool)
+        yield PostgresSaver(pool), PostgresEvidence(pool)
         return
     Path(settings.dir).mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(Path(settings.dir) / "checkpoints.sqlite", check_same_thread=False)
     try:
-        yield SqliteSaver(conn)
+        saver = SqliteSaver(conn)
+        yield saver, SqliteEvidence(conn, saver.lock)
     finally:
         conn.close()
 
@@ -165,6 +185,7 @@ def setup_postgres_checkpointer(pool: Any) -> None:
 
     with setup_lock(pool) as conn:
         PostgresSaver(conn).setup()
+        conn.execute(POSTGRES_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -203,6 +224,7 @@ def run_graph(
     thread_id: str,
     recursion_limit: int,
     on_progress: ProgressFn | None = None,
+    evidence_store: EvidenceStore | None = None,
 ) -> RunResult:
     """Run `graph` on `thread_id` to its end or its next pause, and return what it found.
 
@@ -242,7 +264,7 @@ def run_graph(
     return RunResult(
         thread_id=thread_id,
         goal=goal_of(values),
-        evidence=evidence_of(values),
+        evidence=evidence_of(values, evidence_store, thread_id),
         draft=draft_of(values),
         seconds=time.perf_counter() - start,
         mutations=list(values.get("mutations") or []),

@@ -1,7 +1,8 @@
 """State is kept for `state.retention_days`, then pruned; its size is a metric.
 
-What accumulates: the checkpoints of every run (`checkpoints.sqlite` in the state directory, or
-the checkpointer's tables in the shared Postgres) and the Slack inbox's rows. Neither is the
+What accumulates: the checkpoints of every run and their evidence's payloads
+(`checkpoints.sqlite` in the state directory, or the checkpointer's tables and
+`triage_evidence` in the shared Postgres) and the Slack inbox's rows. Neither is the
 system of record (the RCAReport in the cluster is), so a finished request and a run nobody
 touched for the retention period are deleted; a request still queued or waiting for an
 approval is kept whatever its age. Everything stored is redacted already; pruning bounds how
@@ -21,6 +22,7 @@ from typing import Any, Protocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from prometheus_client import Gauge
 
+from triage.core.evidence_store import TABLE, delete_postgres, delete_sqlite
 from triage.core.settings import StateSettings
 
 STATE_BYTES = Gauge(
@@ -28,7 +30,13 @@ STATE_BYTES = Gauge(
 )
 CHECKPOINTS = "checkpoints.sqlite"
 INBOX = "slack-inbox.sqlite"
-_PG_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
+_PG_TABLES = (
+    "checkpoints",
+    "checkpoint_blobs",
+    "checkpoint_writes",
+    "checkpoint_migrations",
+    TABLE,
+)
 
 
 class Prunable(Protocol):
@@ -92,6 +100,7 @@ def _prune_checkpoints(path: Path, cutoff: float) -> int:
                 old.append(thread)
         for thread in old:
             saver.delete_thread(thread)
+        delete_sqlite(conn, old)
         if old:
             conn.execute("VACUUM")
         return len(old)
@@ -125,6 +134,7 @@ def _prune_postgres(pool: Any, cutoff: float) -> int:
     saver = PostgresSaver(pool)
     for row in rows:
         saver.delete_thread(row["thread_id"])
+    delete_postgres(pool, [row["thread_id"] for row in rows])
     return len(rows)
 
 

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from judge.cause import (
     chain_is_a_cause,
     facts_hold,
-    no_fault_explained,
     pod_names,
     root_cause_matches_cluster,
 )
 from judge.effects import mutations_took_effect
 from judge.input import JudgeInput
+from judge.no_fault import no_fault_explained
 from judge.reads import Findings, Json, Reads, failed
 from tools.results import ErrorKind, ToolStatus
 

@@ -1,0 +1,172 @@
+"""Gate on "no fault": verified only when nothing the judge can read says otherwise.
+
+The pods asked about, the warning events and the conditions of every kind read are healthy or
+explained by a claim about that object (a Deployment short of replicas, a DaemonSet short of
+nodes, a Service routing to no ready pod, an HPA at its maximum that wants more); the reads
+are complete (not capped); the symptom measured again in Prometheus did not rise; what the
+user reports (failing requests, slowness, failed connections) was measured and found absent
+(judge/symptoms.py); and what the user asked to be checked (logs, a pasted alert) was read and
+explained.
+"""
+
+from __future__ import annotations
+
+from judge import symptoms
+from judge.cause import (
+    hpa_at_max,
+    not_ready,
+    pod_names,
+    recovered,
+    unhealthy,
+)
+from judge.input import JudgeInput
+from judge.reads import Findings, Json, Reads
+from tools.results import ToolStatus
+from triage.core.causes import CauseClass
+
+
+def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
+    """(Kind/ns/name, what is wrong) for unhealthy states of every kind the judge reads."""
+    bad: list[tuple[str, str]] = []
+    for d in reads.items("k8s.deployments", namespace=ns) or []:
+        if int(d.get("available") or 0) < int(d.get("replicas") or 0):
+            bad.append((f"Deployment/{ns}/{d['name']}", "fewer available replicas than asked"))
+    for s in reads.items("k8s.statefulsets", namespace=ns) or []:
+        if int(s.get("ready") or 0) < int(s.get("replicas") or 0):
+            bad.append((f"StatefulSet/{ns}/{s['name']}", "fewer ready replicas than asked"))
+    for j in reads.items("k8s.jobs", namespace=ns) or []:
+        if any(
+            c.get("type") == "Failed" and c.get("status") == "True"
+            for c in j.get("conditions") or []
+        ):
+            bad.append((f"Job/{ns}/{j['name']}", "failed"))
+    for h in reads.items("k8s.hpas", namespace=ns) or []:
+        for c in h.get("conditions") or []:
+            if c.get("type") in ("ScalingActive", "AbleToScale") and c.get("status") == "False":
+                bad.append((f"HorizontalPodAutoscaler/{ns}/{h['name']}", f"{c.get('type')}=False"))
+    for c in reads.items("k8s.cronjobs", namespace=ns) or []:
+        if c.get("suspend"):
+            bad.append((f"CronJob/{ns}/{c['name']}", "suspended"))
+    for claim in reads.items("k8s.pvcs", namespace=ns) or []:
+        if claim.get("phase") == "Pending":
+            bad.append((f"PersistentVolumeClaim/{ns}/{claim['name']}", "Pending"))
+    for d in reads.items("k8s.daemonsets", namespace=ns) or []:
+        if int(d.get("ready") or 0) < int(d.get("desired") or 0):
+            bad.append(
+                (f"DaemonSet/{ns}/{d['name']}", "fewer ready pods than nodes it should run on")
+            )
+    for h in reads.items("k8s.hpas", namespace=ns) or []:
+        if hpa_at_max([h]) and int(h.get("desired_replicas") or 0) > int(h["max_replicas"]):
+            bad.append(
+                (f"HorizontalPodAutoscaler/{ns}/{h['name']}", "at its maximum, wanting more")
+            )
+    return bad
+
+
+MAX_SERVICES = 5  # Services whose endpoints a 'no fault' reads
+
+
+def _services_without_endpoints(reads: Reads, ns: str, pods: list[Json]) -> list[tuple[str, str]]:
+    """Services that select some of `pods` and route to none of them: what a caller of the
+    Service sees is a refused or timed-out connection, whatever the pods say."""
+    bad = []
+    selecting = [
+        svc
+        for svc in reads.items("k8s.services", namespace=ns) or []
+        if (svc.get("selector") or {})
+        and any(
+            all((p.get("labels") or {}).get(k) == v for k, v in svc["selector"].items())
+            for p in pods
+        )
+    ]
+    for svc in selecting[:MAX_SERVICES]:
+        for ep in reads.items("k8s.endpoints", namespace=ns, service=svc["name"]) or []:
+            if int(ep.get("ready") or 0) == 0:
+                bad.append((f"Service/{ns}/{svc['name']}", "without a ready endpoint"))
+    return bad
+
+
+def _asked_pods(inp: JudgeInput, pods: list[Json]) -> list[Json]:
+    asked = [w.name for w in inp.named]
+    if not asked:
+        return pods
+
+    def mine(pod: Json) -> bool:
+        names = pod_names(pod)
+        return any(n == a or n.startswith(a + "-") for n in names for a in asked)
+
+    return [p for p in pods if mine(p)] or pods
+
+
+def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
+    draft = inp.candidate
+    ns = inp.namespace
+    if ns is None or draft.root_cause_class is not CauseClass.NO_FAULT or draft.inconclusive:
+        return
+    explained = {c.subject for c in (*draft.root_cause, *draft.contributing_factors) if c.subject}
+    missing_before = len(out.missing)
+    pods_read = reads.get("k8s.pods", namespace=ns)
+    events_read = reads.get("k8s.events", namespace=ns, warnings_only=True)
+    for result, what in ((pods_read, "pods"), (events_read, "warning events")):
+        if result.status not in (ToolStatus.OK, ToolStatus.NO_DATA):
+            out.missing.append(f"'no fault' needs the {what} of {ns}, which could not be read")
+        elif result.truncated:
+            out.missing.append(
+                f"the {what} of {ns} were capped: 'no fault' cannot rest on a partial list"
+            )
+    if any(o.truncated for o in inp.outcomes if o.name in ("k8s.pods", "k8s.events")):
+        out.missing.append("the investigation's own pod or event list was capped: incomplete")
+    pods = reads.items("k8s.pods", namespace=ns) or []
+
+    def history(p: Json) -> bool:
+        """Its only trouble is a restart long ago, and the answer says so."""
+        containers = [c for c in p.get("containers") or [] if isinstance(c, dict)]
+        return (
+            f"Pod/{ns}/{p.get('name')}" in explained
+            and bool(p.get("ready"))
+            and all(recovered(c, inp.now) or not c.get("restarts") for c in containers)
+        )
+
+    asked = _asked_pods(inp, pods)
+    failing = [p for p in asked if (unhealthy([p]) or not_ready([p])) and not history(p)]
+    if failing:
+        out.missing.append(
+            f"the RCA says no fault, but {failing[0]['name']} is failing (crash, OOM, image, "
+            "pending, failed or not ready)"
+        )
+    for e in reads.items("k8s.events", namespace=ns, warnings_only=True) or []:
+        obj = e.get("object") or {}
+        subject = f"{obj.get('kind')}/{ns}/{obj.get('name')}"
+        if subject not in explained:
+            out.missing.append(
+                f"warning event {e.get('reason')} on {obj.get('kind')} {obj.get('name')} is not "
+                "explained by the 'no fault' answer"
+            )
+    for subject, what in (
+        *_bad_conditions(reads, ns),
+        *_services_without_endpoints(reads, ns, asked),
+    ):
+        if subject not in explained:
+            out.missing.append(
+                f"{subject.replace(f'/{ns}/', ' ')} is {what}, which 'no fault' does not explain"
+            )
+    for rose in symptoms.rose(reads, ns, inp.now):
+        out.missing.append(f"{rose} in {ns} in the last hours, which 'no fault' does not explain")
+    for why in symptoms.unconfirmed(inp.words, inp.alert, reads, ns, asked, inp.now):
+        out.missing.append(f"{why}: 'no fault' does not answer it")
+    if "logs" in inp.checks and not any(
+        o.name == "k8s.logs" and o.status is ToolStatus.OK for o in inp.outcomes
+    ):
+        out.missing.append("the request asked to check the logs, and no log was read")
+    if inp.alert is not None and not any(
+        (c.subject or "").startswith("Alert/") and (c.subject or "").endswith(f"/{inp.alert}")
+        for c in draft.root_cause
+    ):
+        out.missing.append(
+            f"the pasted alert {inp.alert} is not explained by the 'no fault' answer"
+        )
+    if len(out.missing) == missing_before:
+        out.met.append(
+            f"'no fault' is complete: the pods, warning events and conditions read in {ns} are "
+            "healthy or explained"
+        )

@@ -1,0 +1,149 @@
+""" "No fault" is verified only when the judge, on its own reads, finds absent what the user
+reports: failing requests, slowness, failed connections (judge/symptoms.py). Where it cannot
+measure the report (no request counter, no latency series, no log), the answer is not
+confirmed; a chronic error ratio that did not rise in the window still counts.
+
+The phrasings below are written from how on-call engineers and alert names say it (Slack
+threads, Alertmanager's common rule names), not from our scenarios."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from judge import Judge, JudgeInput
+from judge.symptoms import Reported, reported
+from tools.redact import Redactor
+from tools.results import ToolResult, ToolStatus
+from triage.agent import intake
+from triage.core.models import Claim, Evidence, RCADraft
+
+NS = "shop"
+NOW = 1_000_000_000.0
+POD = {
+    "name": "api-1",
+    "phase": "Running",
+    "ready": True,
+    "labels": {"app": "api"},
+    "owner": {"kind": "ReplicaSet", "name": "api-5d8f"},
+    "containers": [{"name": "api", "restarts": 0, "ready": True, "state": {"kind": "running"}}],
+}
+
+REPORTS = [
+    ("checkout is returning 503s since 20:59", {Reported.ERRORS}),
+    ("api throws 500 errors on every call", {Reported.ERRORS}),
+    ("error rate on payments went through the roof", {Reported.ERRORS}),
+    ("requests are failing for half the users", {Reported.ERRORS}),
+    ("is the api down?", {Reported.ERRORS}),
+    ("orders page is super slow today", {Reported.SLOW}),
+    ("p99 latency doubled after lunch", {Reported.SLOW}),
+    ("search keeps timing out", {Reported.SLOW}),
+    ("uploads take forever and then hang", {Reported.SLOW}),
+    ("frontend can't reach the cart service", {Reported.UNREACHABLE}),
+    ("worker cannot connect to redis", {Reported.UNREACHABLE}),
+    ("getting connection refused from the db", {Reported.UNREACHABLE}),
+    ("pods fail to resolve the kafka hostname, DNS?", {Reported.UNREACHABLE}),
+]
+NOT_REPORTS = [
+    "is anything wrong with inventory-service?",
+    "the backup pod shows Completed, not Running. did the job fail?",
+    "CPU spikes every hour like clockwork, is something wrong?",
+    "memory goes up and down all day, is it leaking?",
+    "we see a lot of WARN lines in the logs, anything to do?",
+    "the dashboard shows a restart, should we be worried? users haven't complained",
+    "why won't the autoscaler scale up search? stuck on 2 pods",
+    "scale down the batch workers please",
+]
+
+
+@pytest.mark.parametrize(("words", "kinds"), REPORTS)
+def test_reports_are_typed_into_what_can_be_measured(words: str, kinds: set[Reported]) -> None:
+    assert set(reported(words, None)) == kinds
+
+
+@pytest.mark.parametrize("words", NOT_REPORTS)
+def test_a_question_that_reports_no_outcome_asks_nothing_to_be_measured(words: str) -> None:
+    assert reported(words, None) == []
+
+
+def test_an_alert_name_is_read_at_its_capitals() -> None:
+    assert reported("is anything still wrong?", "ApiHighLatency") == [Reported.SLOW]
+    assert reported("is anything still wrong?", "HighErrorRate") == [Reported.ERRORS]
+    assert reported("is anything still wrong?", "Watchdog") == []
+
+
+class Cluster:
+    """The judge's reads answered from fixed data: the pods above, one Service, and what
+    Prometheus and the logs hold for the case at hand."""
+
+    def __init__(self, ratio: list[float] | None, latency: list[float] | None, log: list[str]):
+        self.ratio, self.latency, self.log = ratio, latency, log
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        data: Any = []
+        if name == "k8s.namespace":
+            data = {"name": NS}
+        elif name == "k8s.pods":
+            data = [POD]
+        elif name == "k8s.logs":
+            data = self.log
+        elif name == "prom.metric_names":
+            data = ["http_request_duration_seconds_sum", "http_request_duration_seconds_count"]
+            data = data if self.latency is not None else []
+        elif name == "prom.range":
+            query = str(args["query"])
+            values = self.latency if "duration" in query else self.ratio
+            if "duration" not in query and "5.." not in query and self.ratio is not None:
+                values = [1.0] * len(self.ratio)  # the total rate: requests were counted
+            if values is not None:
+                data = [
+                    {"metric": {}, "values": [[NOW - 60 * i, str(v)] for i, v in enumerate(values)]}
+                ]
+        status = ToolStatus.OK if data else ToolStatus.NO_DATA
+        return ToolResult(tool=name, args=args, status=status, excerpt="", data=data)
+
+
+def _no_fault(words: str, cluster: Cluster) -> list[str]:
+    ev = Evidence(id="E1", tool="k8s.pods", args={}, status=ToolStatus.OK, excerpt="ok", digest="")
+    candidate = RCADraft(
+        title="no fault",
+        summary="api is healthy",
+        root_cause_class="no_fault",
+        impact="none",
+        root_cause=(Claim(text="all pods of api are Running and Ready", evidence=("E1",)),),
+    )
+    goal = intake.parse(f"{words} (api in namespace {NS})", now=NOW)
+    inp = JudgeInput.build(goal, candidate, [ev], redactor=Redactor())
+    return list(Judge(cluster).judge(inp, record=False).missing)
+
+
+FLAT = [0.001] * 12
+
+
+def test_no_fault_to_failing_requests_needs_a_request_counter() -> None:
+    missing = _no_fault("api is returning 503s", Cluster(ratio=None, latency=FLAT, log=[]))
+    assert any("reports failing requests, and no request counter" in m for m in missing)
+
+
+def test_no_fault_to_failing_requests_is_verified_when_they_succeed() -> None:
+    assert _no_fault("api is returning 503s", Cluster(ratio=FLAT, latency=FLAT, log=[])) == []
+
+
+def test_a_chronic_error_ratio_is_a_fault_though_it_never_rose() -> None:
+    chronic = [0.3] * 12  # failing before the window opened: no rise, still 30 %
+    missing = _no_fault("is anything wrong with api?", Cluster(ratio=chronic, latency=FLAT, log=[]))
+    assert any("server-error ratio is 30.0%" in m for m in missing)
+
+
+def test_no_fault_to_slowness_needs_a_latency_series() -> None:
+    missing = _no_fault("api feels slow", Cluster(ratio=FLAT, latency=None, log=[]))
+    assert any("reports slowness, and no latency series" in m for m in missing)
+
+
+def test_failed_connections_in_the_log_contradict_no_fault() -> None:
+    log = ["ERROR dial tcp 10.0.3.7:5432: connect: connection refused"]
+    missing = _no_fault("api can't reach the database", Cluster(ratio=FLAT, latency=FLAT, log=log))
+    assert any("reports failed connections: api-1 logs" in m for m in missing)
+    clean = ["INFO GET /v1/items 200 12ms"]
+    assert _no_fault("api can't reach the database", Cluster(FLAT, FLAT, clean)) == []

@@ -239,8 +239,12 @@ class Redactor:
                 and not secrets.placeholder(v)
             ):
                 out[k] = MASK
-            else:
+            elif isinstance(v, str):
+                out[k] = self.text(v)
+            elif isinstance(v, dict | list | tuple):
                 out[k] = self.data(v)
+            else:
+                out[k] = v  # a number, a bool, None: nothing to mask
         return out
 
 

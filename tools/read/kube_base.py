@@ -127,9 +127,10 @@ class KubeBase:
             page = dict(params, limit=self.page_size)
             if cont:
                 page["_continue"] = cont
-            data: Json = json.loads(self._raw(path, accept=accept, **page))
+            raw = self._raw(path, accept=accept, **page)
+            data: Json = json.loads(raw)
             items.extend(data.get("items") or [])
-            pages.append(digest(data))
+            pages.append(digest(raw))  # the bytes as they came: not serialised again
             cont = (data.get("metadata") or {}).get("continue")
             if not cont or len(items) >= self.max_items:
                 break

@@ -266,7 +266,7 @@ def pod(obj: Json) -> p.Pod:
     containers = _containers(status.get("containerStatuses") or [], spec.get("containers") or [])
     init = _containers(status.get("initContainerStatuses") or [], spec.get("initContainers") or [])
     vols = volumes(spec)
-    refs = [container_spec(c) for c in spec.get("containers") or []]
+    refs = [c["spec"] for c in containers if c["spec"] is not None]  # shaped once, above
     env_cms = {
         e["configmap"].split("/")[0] for c in refs for e in c["env"] if e.get("configmap")
     } | {f.split(":", 1)[1] for c in refs for f in c["env_from"] if f.startswith("configmap:")}

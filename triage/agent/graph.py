@@ -115,8 +115,10 @@ def build_graph(
         ]
         for ev in evidence:
             write({"done": ev.tool, "status": ev.status.value, "id": ev.id})
+        thread = thread_of(config)
+        built.setdefault(thread, {}).update((e.id, e) for e in evidence)  # not read back
         return {
-            "evidence": records_of(evidence, evidence_store, thread_of(config)),
+            "evidence": records_of(evidence, evidence_store, thread),
             "pending": [],
             "tool_calls": state.get("tool_calls", 0) + len(calls),
         }

@@ -70,11 +70,11 @@ def records_of(
 ) -> list[dict[str, Any]]:
     """What the state keeps of new evidence: everything, or, with a store, everything but the
     payload, which is written to the store first (so no checkpoint names a missing one)."""
-    dumped = [e.model_dump(mode="json") for e in evidence]
-    if store is None or not dumped:
-        return dumped
-    store.put(thread, {str(d["id"]): d.pop("data") for d in dumped})
-    return [{**d, "stored": True} for d in dumped]
+    if store is None or not evidence:
+        return [e.model_dump(mode="json") for e in evidence]
+    # a tool's payload is JSON-plain already (tools/read/payloads.py): stored as it is
+    store.put(thread, {e.id: e.data for e in evidence})
+    return [{**e.model_dump(mode="json", exclude={"data"}), "stored": True} for e in evidence]
 
 
 def draft_of(state: TriageState) -> RCADraft | None:

@@ -147,34 +147,56 @@ def requested_actions(text: str) -> set[str]:
     return {action for action, pattern in _ACTIONS if pattern.search(text)}
 
 
-def strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+Path = tuple[Any, str] | str  # a parent and a step, built into text only where it is needed
+
+
+def _text(path: Path) -> str:
+    steps = []
+    while isinstance(path, tuple):
+        path, step = path
+        steps.append(step)
+    return path + "".join(reversed(steps))
+
+
+def _walk(value: Any, path: Path) -> Iterator[tuple[Path, str]]:
     """(path, string) for every string in nested data, keys included, in document order.
-    A loop over an explicit stack: a list of a thousand pods is half a million values, and
-    nested generators cost a frame per level for each of them."""
-    stack: list[tuple[str, Any]] = [(path, value)]
+    A loop over an explicit stack, and paths kept as (parent, step) pairs: a list of a
+    thousand pods is half a million values, and only a flagged one needs its path as text."""
+    stack: list[tuple[Path, Any]] = [(path, value)]
     while stack:
         where, item = stack.pop()
         if isinstance(item, str):
             yield where, item
         elif isinstance(item, dict):
             for k, v in reversed(item.items()):
-                stack.append((f"{where}.{k}", v))
+                stack.append(((where, f".{k}"), v))
                 if isinstance(k, str):
-                    stack.append((f"{where}.<key>", k))
+                    stack.append(((where, ".<key>"), k))
         elif isinstance(item, list | tuple):
-            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+            stack.extend(((where, f"[{i}]"), v) for i, v in reversed(list(enumerate(item))))
+
+
+def strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, string) for every string in nested data, keys included, in document order."""
+    for where, text in _walk(value, path):
+        yield _text(where), text
 
 
 def scan(evidence: list[Evidence], redactor: Redactor) -> tuple[SuspiciousInput, ...]:
     """Every instruction-like line in the evidence (excerpts and data), redacted and clipped."""
     found: dict[str, SuspiciousInput] = {}
     for ev in evidence:
-        for path, text in itertools.chain(strings(ev.excerpt, "excerpt"), strings(ev.data, "data")):
+        seen: set[str] = set()  # a text met again in this evidence adds nothing (same key)
+        for at, text in itertools.chain(_walk(ev.excerpt, "excerpt"), _walk(ev.data, "data")):
+            if text in seen:
+                continue
+            seen.add(text)
             for number, line in enumerate(text.splitlines() or [text]):
                 rule = flag(line)
                 if rule is None:
                     continue
                 quoted = clip(redactor.text(line.strip()), 240)
+                path = _text(at)
                 where = path if "\n" not in text else f"{path} line {number + 1}"
                 found.setdefault(
                     f"{ev.id} {quoted}",

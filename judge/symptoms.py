@@ -42,7 +42,9 @@ class Reported(StrEnum):
 
 _REPORTS: dict[Reported, re.Pattern[str]] = {
     Reported.ERRORS: re.compile(
-        r"\b5\d\ds?\b|\b5xx|\berror[ -]?rate|\bhigh ?errors?\b|\berrors? (spike|ratio)"
+        r"\b5\d\d(s|\s*(errors?|responses?|status|codes?))\b"
+        r"|\b(return\w*|get\w*|got|see\w*|seen|throw\w*|http|status|code|serv\w*|answer\w*)"
+        r"\s+(\w+\s+)?5\d\d\b|\b5xx|\berror[ -]?rate|\bhigh ?errors?\b|\berrors? (spike|ratio)"
         r"|\b(return|throw|serv|giv|respond|answer)\w*\s+(\w+\s+){0,2}(errors?|failures?)\b"
         r"|\brequests?\s+(are\s+|keep\s+)?fail|\bfailing requests|\boutage\b|\bunavailable\b"
         r"|\bnot (working|responding|serving)\b"
@@ -75,10 +77,21 @@ _CONNECTION_FAILED = re.compile(
 _CAPITAL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
+_NEGATED = re.compile(r"\b(no|not|never|without|zero|nor)\s+(\w+\s+)?$|n't\s+(\w+\s+)?$", re.I)
+
+
 def reported(words: str, alert: str | None) -> list[Reported]:
-    """The measurable outcomes the request reports, in a fixed order."""
+    """The measurable outcomes the request reports, in a fixed order; a negated mention
+    ("no timeouts", "it isn't slow") reports nothing."""
     text = f"{words} {_CAPITAL.sub(' ', alert or '')}"
-    return [kind for kind, pattern in _REPORTS.items() if pattern.search(text)]
+    return [
+        kind
+        for kind, pattern in _REPORTS.items()
+        if any(
+            not _NEGATED.search(text[max(0, m.start() - 24) : m.start()])
+            for m in pattern.finditer(text)
+        )
+    ]
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ REPORTS = [
     ("error rate on payments went through the roof", {Reported.ERRORS}),
     ("requests are failing for half the users", {Reported.ERRORS}),
     ("is the api down?", {Reported.ERRORS}),
+    ("getting 502 from the gateway on every checkout", {Reported.ERRORS}),
+    ("HTTP 500 on the orders endpoint", {Reported.ERRORS}),
     ("orders page is super slow today", {Reported.SLOW}),
     ("p99 latency doubled after lunch", {Reported.SLOW}),
     ("search keeps timing out", {Reported.SLOW}),
@@ -54,6 +56,10 @@ NOT_REPORTS = [
     "the dashboard shows a restart, should we be worried? users haven't complained",
     "why won't the autoscaler scale up search? stuck on 2 pods",
     "scale down the batch workers please",
+    "we run 500 pods in there, is anything wrong?",
+    "the job wrote 503 rows instead of 600, did it fail?",
+    "no timeouts and no 5xx so far, but the pods restarted twice. why?",
+    "it isn't slow and users can reach it, but memory climbs",
 ]
 
 

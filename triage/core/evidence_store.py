@@ -29,10 +29,21 @@ _SQLITE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS triage_evidence (thread_id TEXT NOT NULL, id TEXT NOT NULL, "
     "data TEXT NOT NULL, PRIMARY KEY (thread_id, id))"
 )
-POSTGRES_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS triage_evidence (thread_id TEXT NOT NULL, id TEXT NOT NULL, "
-    "data JSONB NOT NULL, PRIMARY KEY (thread_id, id))"
-)
+POSTGRES_SCHEMA = _SQLITE_SCHEMA  # JSON text in both: see `dumps`
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
+
+
+def dumps(payload: Any) -> str:
+    """A payload as JSON text, whatever it holds: NaN and ±Inf (a Prometheus 0/0) as JSON's
+    extension literals, a NUL or a lone surrogate in a log line escaped (ASCII out), a set as
+    a list, anything else as its text. Postgres' JSONB refuses the first three, so both
+    stores keep text, and `json.loads` gives back what was put."""
+    return json.dumps(payload, default=_plain)
 
 
 class EvidenceStore(Protocol):
@@ -54,7 +65,7 @@ class MemoryEvidence:
 
     def put(self, thread: str, payloads: dict[str, Any]) -> None:
         with self._lock:
-            self._rows.update(((thread, i), json.dumps(v)) for i, v in payloads.items())
+            self._rows.update(((thread, i), dumps(v)) for i, v in payloads.items())
 
     def get(self, thread: str, ids: Iterable[str]) -> dict[str, Any]:
         with self._lock:
@@ -72,7 +83,7 @@ class SqliteEvidence:
             self._conn.execute(_SQLITE_SCHEMA)
 
     def put(self, thread: str, payloads: dict[str, Any]) -> None:
-        rows = [(thread, i, json.dumps(v)) for i, v in payloads.items()]
+        rows = [(thread, i, dumps(v)) for i, v in payloads.items()]
         with self._lock, self._conn:
             self._conn.executemany(
                 "INSERT INTO triage_evidence (thread_id, id, data) VALUES (?, ?, ?) "
@@ -107,9 +118,7 @@ class PostgresEvidence:
         self._pool = pool
 
     def put(self, thread: str, payloads: dict[str, Any]) -> None:
-        from psycopg.types.json import Jsonb  # noqa: PLC0415 (only with Postgres configured)
-
-        rows = [(thread, i, Jsonb(v)) for i, v in payloads.items()]
+        rows = [(thread, i, dumps(v)) for i, v in payloads.items()]
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO triage_evidence (thread_id, id, data) VALUES (%s, %s, %s) "
@@ -126,7 +135,7 @@ class PostgresEvidence:
                 "SELECT id, data FROM triage_evidence WHERE thread_id = %s AND id = ANY(%s)",
                 (thread, wanted),
             ).fetchall()
-        return {str(r["id"]): r["data"] for r in rows}
+        return {str(r["id"]): json.loads(r["data"]) for r in rows}
 
 
 def delete_postgres(pool: Any, threads: Iterable[str]) -> None:

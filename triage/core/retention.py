@@ -98,9 +98,9 @@ def _prune_checkpoints(path: Path, cutoff: float) -> int:
             stamp = datetime.fromisoformat(str(latest.checkpoint["ts"])).timestamp()
             if stamp < cutoff:
                 old.append(thread)
+        delete_sqlite(conn, old)  # first: a crash after it leaves the thread to find again
         for thread in old:
             saver.delete_thread(thread)
-        delete_sqlite(conn, old)
         if old:
             conn.execute("VACUUM")
         return len(old)
@@ -131,10 +131,10 @@ def _prune_postgres(pool: Any, cutoff: float) -> int:
             "HAVING max(checkpoint->>'ts') < %s",
             (stamp,),
         ).fetchall()
+    delete_postgres(pool, [row["thread_id"] for row in rows])  # first, as above
     saver = PostgresSaver(pool)
     for row in rows:
         saver.delete_thread(row["thread_id"])
-    delete_postgres(pool, [row["thread_id"] for row in rows])
     return len(rows)
 
 

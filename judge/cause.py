@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -93,70 +94,123 @@ def unhealthy(pods: list[Json]) -> bool:
     )
 
 
-Pods = Callable[[], list[Json] | None]
-Predicate = Callable[[Reads, str, Pods], tuple[bool | None, str]]
+@dataclass(frozen=True)
+class Claimed:
+    """What the chain is about, for a signature: its pods (read when first asked for), and
+    the Jobs it names (None when it names no workload: then any Job in the namespace)."""
+
+    pods: Callable[[], list[Json] | None]
+    jobs: frozenset[str] | None
+
+
+Predicate = Callable[[Reads, str, Claimed], tuple[bool | None, str]]
 
 _WORKLOAD_LISTS = {
-    "Deployment": "k8s.deployments",
-    "StatefulSet": "k8s.statefulsets",
-    "DaemonSet": "k8s.daemonsets",
+    "deployment": "k8s.deployments",
+    "statefulset": "k8s.statefulsets",
+    "daemonset": "k8s.daemonsets",
 }
+_POD_KINDS = frozenset({"pod", "job", "replicaset", *_WORKLOAD_LISTS})
+
+
+def _owned_by(pod: Json, kind: str, name: str) -> bool:
+    owner = pod.get("owner") or {}
+    owner_kind, owner_name = str(owner.get("kind") or "").lower(), str(owner.get("name") or "")
+    if kind == "deployment":
+        return owner_kind == "replicaset" and owner_name.rsplit("-", 1)[0] == name
+    return owner_kind == kind and owner_name == name
+
+
+def _pods_of(reads: Reads, kind: str, ns: str, name: str) -> list[Json] | None:
+    """The pods of one workload, read as narrowly as its kind allows; [] when it names
+    nothing; None when a read failed."""
+    if kind == "pod":
+        return reads.items("k8s.pods", namespace=ns, field_selector=f"metadata.name={name}")
+    if kind == "job":  # the controller sets both labels; an older one only job-name
+        found: dict[str, Json] = {}
+        for label in ("batch.kubernetes.io/job-name", "job-name"):
+            got = reads.items("k8s.pods", namespace=ns, label_selector=f"{label}={name}")
+            if got is None:
+                return None
+            found.update((str(p.get("name")), p) for p in got)
+        return list(found.values())
+    selector = ""
+    if kind in _WORKLOAD_LISTS:
+        workloads = reads.items(_WORKLOAD_LISTS[kind], namespace=ns)
+        if workloads is None:
+            return None
+        workload = next((w for w in workloads if w.get("name") == name), None)
+        if workload is None:
+            return []
+        labels = workload.get("selector") or {}
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    # by its labels where it has them (matchExpressions are not in the payload: then the
+    # whole namespace), and always by ownership: labels another workload shares do not count
+    pods = reads.items(
+        "k8s.pods", namespace=ns, **({"label_selector": selector} if selector else {})
+    )
+    return None if pods is None else [p for p in pods if _owned_by(p, kind, name)]
+
+
+def _subjects(inp: JudgeInput) -> list[tuple[str, str, str]]:
+    """(kind in lower case, namespace, name) of each pod-bearing object the chain names."""
+    out = []
+    for claim in inp.candidate.root_cause:
+        kind, _, rest = (claim.subject or "").partition("/")
+        claim_ns, _, name = rest.partition("/")
+        if kind.lower() in _POD_KINDS and claim_ns and name:
+            out.append((kind.lower(), claim_ns, name))
+    return out
 
 
 def claimed_pods(inp: JudgeInput, reads: Reads, ns: str) -> list[Json] | None:
-    """The pods the causal chain is about: those of every workload and pod its links name,
-    read by the workload's own selector (a Job's pods by their job-name label). The whole
-    namespace when the chain names none in it. None when a read failed.
+    """The pods the causal chain is about: those of every Pod, Deployment, StatefulSet,
+    DaemonSet, ReplicaSet and Job its links name (in whatever namespace), read by the
+    workload's own selector and owned by it. A named workload that does not exist has no
+    pods. A chain that names no workload: the pods of what was asked about, else the
+    namespace's. None when a read failed.
 
     A signature is checked here, not anywhere in the namespace: an OOMKilled pod of another
     workload does not make "checkout was OOMKilled" true, and a namespace of a thousand
     healthy pods is not re-read to check one workload."""
-    selectors: set[str] = set()
-    for claim in inp.candidate.root_cause:
-        kind, _, rest = (claim.subject or "").partition("/")
-        claim_ns, _, name = rest.partition("/")
-        if claim_ns != ns or not name:
-            continue
-        if kind == "Pod":
-            selectors.add(f"field:metadata.name={name}")
-        elif kind == "Job":
-            selectors.add(f"label:job-name={name}")
-        elif kind in _WORKLOAD_LISTS:
-            for w in reads.items(_WORKLOAD_LISTS[kind], namespace=ns) or []:
-                labels = w.get("selector") or {}
-                if w.get("name") == name and labels:
-                    pairs = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-                    selectors.add(f"label:{pairs}")
-    if not selectors:
-        return reads.items("k8s.pods", namespace=ns)
-    pods: dict[str, Json] = {}
-    for sel in sorted(selectors):
-        how, _, value = sel.partition(":")
-        key = "field_selector" if how == "field" else "label_selector"
-        got = reads.items("k8s.pods", namespace=ns, **{key: value})
+    subjects = _subjects(inp)
+    if not subjects:
+        pods = reads.items("k8s.pods", namespace=ns)
+        asked = [w.name for w in inp.named]
+        if pods is None or not asked:
+            return pods
+        mine = [
+            p
+            for p in pods
+            if any(n == a or n.startswith(a + "-") for n in pod_names(p) for a in asked)
+        ]
+        return mine or pods
+    found: dict[tuple[str, str], Json] = {}
+    for kind, claim_ns, name in subjects:
+        got = _pods_of(reads, kind, claim_ns, name)
         if got is None:
             return None
-        pods.update((str(x.get("name")), x) for x in got)
-    return list(pods.values())
+        found.update(((claim_ns, str(p.get("name"))), p) for p in got)
+    return list(found.values())
 
 
 def _on_pods(test: Callable[[list[Json]], bool], what: str) -> Predicate:
-    def check(reads: Reads, ns: str, pods_of: Pods) -> tuple[bool | None, str]:
-        pods = pods_of()
+    def check(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
+        pods = claimed.pods()
         return (None if pods is None else test(pods)), what
 
     return check
 
 
 def _on(tool: str, test: Callable[[list[Json]], bool], what: str) -> Predicate:
-    def check(reads: Reads, ns: str, pods_of: Pods) -> tuple[bool | None, str]:
+    def check(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
         items = reads.items(tool, namespace=ns)
         return (None if items is None else test(items)), what
 
     return check
 
 
-def _selector_matches_nothing(reads: Reads, ns: str, pods_of: Pods) -> tuple[bool | None, str]:
+def _selector_matches_nothing(reads: Reads, ns: str, _: Claimed) -> tuple[bool | None, str]:
     services = reads.items("k8s.services", namespace=ns)
     pods = reads.items("k8s.pods", namespace=ns)
     what = "a Service whose selector matches no pod"
@@ -205,17 +259,17 @@ def _failing(pods: list[Json]) -> bool:
     return unhealthy(pods) or not_ready(pods) or any(p.get("phase") == "Pending" for p in pods)
 
 
-def _failing_workload(reads: Reads, ns: str, pods_of: Pods) -> tuple[bool | None, str]:
+def _failing_workload(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
     what = "a failing container, pod or Job"
-    pods = pods_of()
+    pods = claimed.pods()
     jobs = reads.items("k8s.jobs", namespace=ns)
+    if jobs is not None and claimed.jobs is not None:
+        jobs = [j for j in jobs if j.get("name") in claimed.jobs]
     if pods is None and jobs is None:
         return None, what
     return bool((pods and _failing(pods)) or (jobs and _job_failed(jobs))), what
 
 
-# The cluster signature of each class the read tools can see. A class without one is checked
-# by its citations only, and the verdict says so ("checked by citation only").
 SIGNATURES: dict[CauseClass, Predicate] = {
     CauseClass.OOM_KILLED: _on_pods(_oom, "a container whose last termination was OOMKilled"),
     CauseClass.BAD_CONFIG: _failing_workload,
@@ -251,7 +305,9 @@ def root_cause_matches_cluster(inp: JudgeInput, reads: Reads, out: Findings) -> 
     if signature is None:
         out.met.append(f"root cause '{cls}' has no cluster signature: checked by citation only")
         return
-    holds, what = signature(reads, ns, lambda: claimed_pods(inp, reads, ns))
+    subjects = _subjects(inp)
+    jobs = frozenset(n for k, _, n in subjects if k == "job") if subjects else None
+    holds, what = signature(reads, ns, Claimed(lambda: claimed_pods(inp, reads, ns), jobs))
     if holds is None:
         out.missing.append(f"could not read the cluster to confirm '{cls}' ({what})")
     elif holds:

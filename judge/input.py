@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judge.symptoms import Reported, reported
 from tools.redact import Redactor
 from tools.results import ToolStatus, clip
 from triage.core.models import (
@@ -87,6 +88,11 @@ class JudgeInput(BaseModel):
     mutations: tuple[PerformedMutation, ...] = ()
     checks: tuple[str, ...] = Field(default=(), description="What the user asked to check.")
     alert: str | None = Field(default=None, description="The name of the alert they pasted.")
+    reported: tuple[Reported, ...] = Field(
+        default=(),
+        description="What the request reports that the judge can measure, typed from the "
+        "whole request (before its words are clipped) and the alert's name.",
+    )
     now: float | None = Field(
         default=None, description="The investigation's time (unix s): what 'long ago' is from."
     )
@@ -118,6 +124,7 @@ class JudgeInput(BaseModel):
             mutations=tuple(mutations)[:MAX_LIST_ITEMS],
             checks=goal.checks,
             alert=goal.alert.name[:200] if goal.alert else None,
+            reported=tuple(reported(goal.words, goal.alert.name if goal.alert else None)),
             now=goal.scope.until,
         )
 

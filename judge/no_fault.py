@@ -152,7 +152,7 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
             )
     for rose in symptoms.rose(reads, ns, inp.now):
         out.missing.append(f"{rose} in {ns} in the last hours, which 'no fault' does not explain")
-    for why in symptoms.unconfirmed(inp.words, inp.alert, reads, ns, asked, inp.now):
+    for why in symptoms.unconfirmed(inp.reported, reads, ns, asked, inp.now):
         out.missing.append(f"{why}: 'no fault' does not answer it")
     if "logs" in inp.checks and not any(
         o.name == "k8s.logs" and o.status is ToolStatus.OK for o in inp.outcomes

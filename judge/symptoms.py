@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -31,7 +32,8 @@ from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER_SELECTOR, timed
 
 WINDOW_S = 3 * 3600.0
 ERROR_RATIO_FLOOR = 0.05
-LOG_PODS = 3  # current logs read per 'no fault' that answers a report of failed connections
+LOG_PODS = 6  # pods whose logs a 'no fault' to a report of failed connections reads
+LOG_CONTAINERS = 3
 
 
 class Reported(StrEnum):
@@ -40,30 +42,57 @@ class Reported(StrEnum):
     UNREACHABLE = "failed connections"
 
 
+# What follows a status code when it is one ("getting 502 from the gateway"), not a count
+# ("serving 500 rps", "500 new users").
+_AFTER_CODE = (
+    r"(?=\s*($|[.,;:!?)]|(errors?|from|on|for|when|at|in|back|to|responses?|status|codes?)\b))"
+)
+# A number that went down is not a service that is down.
+_DOWN = (
+    r"\b(is|are|was|were|went|goes|go|been)\b"
+    r"(?:(?!\b(up|not|never|no|memory|cpu|costs?|count|usage|replicas?|latency|errors?|traffic|"
+    r"load|price|bill|spend|lag)\b)[^.?!,;]){0,30}"
+    r"(?<!slow )(?<!shut )(?<!wind )(?<!wound )(?<!turn )(?<!cool )(?<!step )(?<!calm )"
+    r"(?<!scale )(?<!broke )(?<!break )\bdown\b(?!\s+(to|by|from|after)\b)"
+)
 _REPORTS: dict[Reported, re.Pattern[str]] = {
     Reported.ERRORS: re.compile(
-        r"\b5\d\d(s|\s*(errors?|responses?|status|codes?))\b"
-        r"|\b(return\w*|get\w*|got|see\w*|seen|throw\w*|http|status|code|serv\w*|answer\w*)"
-        r"\s+(\w+\s+)?5\d\d\b|\b5xx|\berror[ -]?rate|\bhigh ?errors?\b|\berrors? (spike|ratio)"
-        r"|\b(return|throw|serv|giv|respond|answer)\w*\s+(\w+\s+){0,2}(errors?|failures?)\b"
+        r"\b5\d\d('?s|\s*(errors?|responses?|status|codes?))\b"
+        r"|\b(return\w*|get\w*|got|see\w*|seen|throw\w*|http|status|code|answer\w*)"
+        rf"\s+(\w+\s+)?5\d\d\b{_AFTER_CODE}|\b5xx|\berror[ -]?rate|\bhigh ?errors?\b"
+        r"|\berrors? (are |is )?(spik\w*|up\b|climb\w*|high|through the roof|ratio)"
+        r"|\berroring\b|\bflak(y|iness)\b|\bdegraded\b|\bdead\b|\bunresponsive\b"
+        r"|\bbad gateway\b|\bservice unavailable\b|\binternal server error\b"
+        r"|\b(return|throw|serv|giv|respond|answer|get|got|see|seen)\w*\s+(\w+\s+){0,2}"
+        r"(errors?|failures?)\b"
         r"|\brequests?\s+(are\s+|keep\s+)?fail|\bfailing requests|\boutage\b|\bunavailable\b"
-        r"|\bnot (working|responding|serving)\b"
-        r"|\b(is|are|was|were|went|goes|go|been)\b(?:(?!\bup\b)[^.?!,;]){0,30}\bdown\b",
+        r"|\bnot (working|responding|serving)\b|\bdown\s*\?"
+        r"|(\b(stopped|stops|not|never|no longer)|n'?t) respond\w*\b"
+        rf"|{_DOWN}",
         re.I,
     ),
     Reported.SLOW: re.compile(
-        r"\bslow(ly|ness|er)?\b|\blatenc|\btak\w* (so |too |very )?long\b|\bsluggish\b"
-        r"|\btim(e|es|ing|ed) ?out\b|\btimeouts?\b|\bhangs?\b|\bhanging\b",
+        r"\bs+l+o+w+(ly|ness|er)?\b(?!\s+down\b)|\blatenc|\bp9\d\b|\bttfb\b|\blagg(y|ing)\b"
+        r"|\btak\w* (so |too |very )?long\b|\btak\w* (forever|ages)\b|\bsluggish\b"
+        r"|\btim(e|es|ing|ed)[ -]?outs?\b(?!\s+(setting|config\w*|value|is set|of|for)\b)"
+        r"|\bhangs?\b|\bhanging\b(?!\s+(on|onto)\b)",
         re.I,
     ),
     Reported.UNREACHABLE: re.compile(
         r"\b(can'?t|cannot|can not|unable to|fails? to|failing to|could ?n[o']t) "
-        r"(reach|connect|resolve|talk to|access|get to)\b"
-        r"|\bconnection (refused|reset|errors?|failures?|timed? ?out)\b|\bunreachable\b"
-        r"|\bno route\b|\bdns\b|\bname resolution\b",
+        r"(reach|connect|resolve|talk to|access|get to)\b|\bnot reachable\b"
+        r"|\bconn(ection)?s? (\w+ )?(refused|reset|errors?|fail\w*|timed? ?out)\b|\bunreachable\b"
+        r"|\bECONNREFUSED\b|\bno route\b|\bNXDOMAIN\b|\bno such host\b"
+        r"|\b(dns|name resolution|lookups?)\b[^.?!]{0,20}\b(fail\w*|errors?|issues?|problems?|"
+        r"broken|timeouts?|not work\w*)|\b(fail\w*|errors?|issues?|problems?)\b[^.?!]{0,20}"
+        r"\b(dns|name resolution)\b",
         re.I,
     ),
 }
+# In an alert's name a single word says what fires: TargetDown, HTTP5xxRate, ErrorBudgetBurn.
+_ALERT_ERRORS = re.compile(
+    r"(?<!scale )\b(down|errors?|fail\w*|5xx|burn\w*|unavailable|slo)\b", re.I
+)
 
 # A log line that says a connection failed, in the words of the common runtimes and clients.
 _CONNECTION_FAILED = re.compile(
@@ -74,17 +103,22 @@ _CONNECTION_FAILED = re.compile(
     r"|503 Service Unavailable|StatusCode\.UNAVAILABLE|code = Unavailable",
     re.I,
 )
-_CAPITAL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-
-
-_NEGATED = re.compile(r"\b(no|not|never|without|zero|nor)\s+(\w+\s+)?$|n't\s+(\w+\s+)?$", re.I)
+# Alert names split into words: at a lower-to-upper step, before the last capital of a run
+# (APILatency: API Latency), between letters and digits (HTTP5xx: HTTP 5xx), at _ and -.
+_CAPITAL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)|[_-]+")
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_NEGATED = re.compile(
+    r"\b(no|not|never|without|zero|nor|nothing|none|nobody|neither)\s+(\w+\s+)?$|n't\s+(\w+\s+)?$",
+    re.I,
+)
 
 
 def reported(words: str, alert: str | None) -> list[Reported]:
     """The measurable outcomes the request reports, in a fixed order; a negated mention
-    ("no timeouts", "it isn't slow") reports nothing."""
-    text = f"{words} {_CAPITAL.sub(' ', alert or '')}"
-    return [
+    ("no timeouts", "it isn't slow", "nothing returns 500s") reports nothing."""
+    name = _CAPITAL.sub(" ", alert or "")
+    text = f"{words} {name}".translate(_QUOTES)
+    kinds = [
         kind
         for kind, pattern in _REPORTS.items()
         if any(
@@ -92,6 +126,9 @@ def reported(words: str, alert: str | None) -> list[Reported]:
             for m in pattern.finditer(text)
         )
     ]
+    if Reported.ERRORS not in kinds and _ALERT_ERRORS.search(name):
+        kinds.insert(0, Reported.ERRORS)
+    return kinds
 
 
 @dataclass(frozen=True)
@@ -164,35 +201,39 @@ def rose(reads: Reads, ns: str, now: float | None) -> list[str]:
 
 
 def _failed_connections(reads: Reads, ns: str, pods: list[Json]) -> tuple[bool | None, str]:
-    """Whether the current logs of these pods show a failed connection (None: none read)."""
+    """Whether the logs of these pods show a failed connection: the current log of each
+    container and, after a restart, the previous one too; pods that are not ready or have
+    restarted first. None when no log with a line in it could be read (an empty log, a pod
+    that just restarted, measures nothing)."""
     read_any = False
-    for pod in pods[:LOG_PODS]:
-        for c in (pod.get("containers") or [])[:2]:
-            result = reads.get("k8s.logs", namespace=ns, pod=pod.get("name"), container=c["name"])
-            if result.status not in (ToolStatus.OK, ToolStatus.NO_DATA):
-                continue
-            read_any = True
-            line = next(
-                (
-                    x
-                    for x in result.data or []
-                    if isinstance(x, str) and _CONNECTION_FAILED.search(x)
-                ),
-                None,
-            )
-            if line is not None:
-                return True, f'{pod.get("name")} logs "{line.strip()[:120]}"'
-    return (False, "") if read_any else (None, "no log of the pods asked about could be read")
+    ordered = sorted(pods, key=lambda p: bool(p.get("ready")) and not _restarted(p))
+    for pod in ordered[:LOG_PODS]:
+        for c in (pod.get("containers") or [])[:LOG_CONTAINERS]:
+            for previous in (False, True) if int(c.get("restarts") or 0) else (False,):
+                args = {"namespace": ns, "pod": pod.get("name"), "container": c.get("name")}
+                result = reads.get("k8s.logs", **args, **({"previous": True} if previous else {}))
+                lines = [x for x in result.data or [] if isinstance(x, str)]
+                if result.status is not ToolStatus.OK or not lines:
+                    continue
+                read_any = True
+                line = next((x for x in lines if _CONNECTION_FAILED.search(x)), None)
+                if line is not None:
+                    return True, f'{pod.get("name")} logs "{line.strip()[:120]}"'
+    return (False, "") if read_any else (None, "no log of the pods asked about has a line")
+
+
+def _restarted(pod: Json) -> bool:
+    return any(int(c.get("restarts") or 0) > 0 for c in pod.get("containers") or [])
 
 
 def unconfirmed(
-    words: str, alert: str | None, reads: Reads, ns: str, pods: list[Json], now: float | None
+    kinds: Iterable[Reported], reads: Reads, ns: str, pods: list[Json], now: float | None
 ) -> list[str]:
     """For each outcome the request reports: why 'no fault' does not answer it (measured
     there, or not measurable), or nothing when the judge measured it absent."""
     end = time.time() if now is None else now
     out = []
-    for kind in reported(words, alert):
+    for kind in kinds:
         if kind is Reported.ERRORS:
             ratio = error_ratio(reads, ns, end)
             # a spike over by now; a rise, or a ratio above the floor now, is `rose`'s to report

@@ -153,3 +153,87 @@ def test_failed_connections_in_the_log_contradict_no_fault() -> None:
     assert any("reports failed connections: api-1 logs" in m for m in missing)
     clean = ["INFO GET /v1/items 200 12ms"]
     assert _no_fault("api can't reach the database", Cluster(FLAT, FLAT, clean)) == []
+
+
+OUTSIDE_REPORTS = [  # phrasings an outside review tried, each a measurable report
+    ("api is erroring", Reported.ERRORS),
+    ("api unresponsive", Reported.ERRORS),
+    ("getting 503's from checkout", Reported.ERRORS),
+    ("checkout doesnt respond", Reported.ERRORS),
+    ("checkout down?", Reported.ERRORS),
+    ("api p99 is through the roof", Reported.SLOW),
+    ("why is checkout sooo sloooow", Reported.SLOW),
+    ("requests timing-out on api", Reported.SLOW),
+    ("api can\u2019t reach the database", Reported.UNREACHABLE),  # Slack's curly apostrophe
+    ("api conn refused to the db", Reported.UNREACHABLE),
+    ("db connections failing", Reported.UNREACHABLE),
+]
+OUTSIDE_NOT_REPORTS = [
+    "checkout went down to 2 replicas after the HPA",
+    "memory is down after the fix",
+    "I was told to slow down deploys; is checkout ok",
+    "checkout is not down",
+    "nothing is down, just a health check",
+    "the timeout setting is 30s, is it ok",
+    "serving 500 rps, healthy?",
+]
+
+
+@pytest.mark.parametrize(("words", "kind"), OUTSIDE_REPORTS)
+def test_everyday_phrasings_are_typed(words: str, kind: Reported) -> None:
+    assert kind in reported(words, None)
+
+
+@pytest.mark.parametrize("words", OUTSIDE_NOT_REPORTS)
+def test_counts_phrasal_verbs_and_negations_are_not_reports(words: str) -> None:
+    assert reported(words, None) == []
+
+
+@pytest.mark.parametrize(
+    ("alert", "kind"),
+    [
+        ("TargetDown", Reported.ERRORS),
+        ("HTTP5xxRate", Reported.ERRORS),
+        ("APILatencyHigh", Reported.SLOW),
+        ("api_high_latency", Reported.SLOW),
+        ("ErrorBudgetBurn", Reported.ERRORS),
+        ("DNSLookupFailures", Reported.UNREACHABLE),
+    ],
+)
+def test_alert_names_are_split_into_their_words(alert: str, kind: Reported) -> None:
+    assert kind in reported("is anything wrong?", alert)
+    assert reported("is anything wrong?", "ScaleDownStuck") == []
+
+
+def test_a_report_after_a_long_paste_still_counts() -> None:
+    """The judge's copy of the words is clipped; what they report is typed before that."""
+    paste = "Labels: alertname=Something severity=page\n" * 150  # ~6 kB, longer than the clip
+    words = f"{paste}Summary: api is returning 503s"
+    missing = _no_fault(words, Cluster(ratio=None, latency=FLAT, log=[]))
+    assert any("reports failing requests, and no request counter" in m for m in missing)
+
+
+class RestartedCluster(Cluster):
+    """api-1 restarted once: its current log is empty, its previous one says why."""
+
+    def __init__(self, previous: list[str]) -> None:
+        super().__init__(ratio=FLAT, latency=FLAT, log=[])
+        self.previous = previous
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        if name == "k8s.pods":
+            restarted = {**POD["containers"][0], "restarts": 1}
+            pod = {**POD, "containers": [restarted]}
+            return ToolResult(tool=name, args=args, status=ToolStatus.OK, excerpt="", data=[pod])
+        if name == "k8s.logs" and args.get("previous"):
+            status = ToolStatus.OK if self.previous else ToolStatus.NO_DATA
+            return ToolResult(tool=name, args=args, status=status, excerpt="", data=self.previous)
+        return super().call(name, args)
+
+
+def test_an_empty_log_measures_nothing_and_the_previous_one_is_read() -> None:
+    refused = ["FATAL dial tcp 10.0.3.7:5432: connect: connection refused"]
+    missing = _no_fault("api can't reach the database", RestartedCluster(previous=refused))
+    assert any("reports failed connections: api-1 logs" in m for m in missing)
+    missing = _no_fault("api can't reach the database", RestartedCluster(previous=[]))
+    assert any("no log of the pods asked about has a line" in m for m in missing)

@@ -119,7 +119,9 @@ class Mentions:
             Inbound(
                 id=str(body["event_id"]),
                 kind=Kind.MENTION,
-                team=str(body.get("team_id") or team_id or ""),
+                team=str(
+                    body.get("team_id") or event.get("team") or _auth_team(body) or team_id or ""
+                ),
                 channel=channel,
                 thread_ts=str(event.get("thread_ts") or ts),
                 ts=ts,
@@ -146,6 +148,14 @@ class Mentions:
             bot_user_id=ids.get("user_id"),
             team_id=ids.get("team_id"),
         )
+
+
+def _auth_team(body: dict[str, Any]) -> str | None:
+    """The team of the envelope's first authorization (an Enterprise Grid delivery may carry
+    no top-level team_id), as bolt reads it."""
+    auths = body.get("authorizations")
+    first = auths[0] if isinstance(auths, list) and auths else None
+    return str(first.get("team_id") or "") or None if isinstance(first, dict) else None
 
 
 def direct_mention(body: dict[str, Any]) -> bool:

@@ -152,6 +152,9 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
             )
     for rose in symptoms.rose(reads, ns, inp.now):
         out.missing.append(f"{rose} in {ns} in the last hours, which 'no fault' does not explain")
+    failed = symptoms.failed_calls(reads, ns, asked)
+    if failed is not None:
+        out.missing.append(f"{failed}, a failed call 'no fault' does not explain")
     for why in symptoms.unconfirmed(inp.reported, reads, ns, asked, inp.now):
         out.missing.append(f"{why}: 'no fault' does not answer it")
     if "logs" in inp.checks and not any(

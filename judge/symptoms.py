@@ -105,6 +105,17 @@ _CONNECTION_FAILED = re.compile(
 )
 # Alert names split into words: at a lower-to-upper step, before the last capital of a run
 # (APILatency: API Latency), between letters and digits (HTTP5xx: HTTP 5xx), at _ and -.
+# A log line that says a call the program made failed: a connection, its credentials or rights
+# (401/403 from an API, the cloud's AccessDenied, EACCES), or a resource it ran out of (disk,
+# file descriptors). Whatever the workload, a current log saying so stands against "no fault".
+_CALL_FAILED = re.compile(
+    _CONNECTION_FAILED.pattern
+    + r"|\b(401|403)\b[^\n]{0,40}\b(unauthori[sz]ed|forbidden)|\bforbidden: User\b"
+    r"|permission denied|access ?denied|AccessDenied|ExpiredToken|InvalidClientTokenId"
+    r"|is not authorized to perform|ENOSPC|no space left on device|read-only file system"
+    r"|too many open files|EMFILE|EACCES",
+    re.I,
+)
 _CAPITAL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)|[_-]+")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 _NEGATED = re.compile(
@@ -200,7 +211,14 @@ def rose(reads: Reads, ns: str, now: float | None) -> list[str]:
     return out
 
 
-def _failed_connections(reads: Reads, ns: str, pods: list[Json]) -> tuple[bool | None, str]:
+def _failed_connections(
+    reads: Reads,
+    ns: str,
+    pods: list[Json],
+    pattern: re.Pattern[str] = _CONNECTION_FAILED,
+    *,
+    previous: bool = True,
+) -> tuple[bool | None, str]:
     """Whether the logs of these pods show a failed connection: the current log of each
     container and, after a restart, the previous one too; pods that are not ready or have
     restarted first. None when no log with a line in it could be read (an empty log, a pod
@@ -209,14 +227,15 @@ def _failed_connections(reads: Reads, ns: str, pods: list[Json]) -> tuple[bool |
     ordered = sorted(pods, key=lambda p: bool(p.get("ready")) and not _restarted(p))
     for pod in ordered[:LOG_PODS]:
         for c in (pod.get("containers") or [])[:LOG_CONTAINERS]:
-            for previous in (False, True) if int(c.get("restarts") or 0) else (False,):
+            restarted = previous and int(c.get("restarts") or 0) > 0
+            for before in (False, True) if restarted else (False,):
                 args = {"namespace": ns, "pod": pod.get("name"), "container": c.get("name")}
-                result = reads.get("k8s.logs", **args, **({"previous": True} if previous else {}))
+                result = reads.get("k8s.logs", **args, **({"previous": True} if before else {}))
                 lines = [x for x in result.data or [] if isinstance(x, str)]
                 if result.status is not ToolStatus.OK or not lines:
                     continue
                 read_any = True
-                line = next((x for x in lines if _CONNECTION_FAILED.search(x)), None)
+                line = next((x for x in lines if pattern.search(x)), None)
                 if line is not None:
                     return True, f'{pod.get("name")} logs "{line.strip()[:120]}"'
     return (False, "") if read_any else (None, "no log of the pods asked about has a line")
@@ -259,3 +278,10 @@ def unconfirmed(
             elif seen:
                 out.append(f"the request reports {kind}: {detail}")
     return out
+
+
+def failed_calls(reads: Reads, ns: str, pods: list[Json]) -> str | None:
+    """The first line of the current logs of these pods that says a call failed, quoted with
+    its pod; None when none does or none could be read (the other checks speak to that)."""
+    seen, detail = _failed_connections(reads, ns, pods, _CALL_FAILED, previous=False)
+    return detail if seen else None

@@ -237,3 +237,25 @@ def test_an_empty_log_measures_nothing_and_the_previous_one_is_read() -> None:
     assert any("reports failed connections: api-1 logs" in m for m in missing)
     missing = _no_fault("api can't reach the database", RestartedCluster(previous=[]))
     assert any("no log of the pods asked about has a line" in m for m in missing)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'E1201 reflector.go:147 pods is forbidden: User "system:serviceaccount:shop:api" cannot '
+        'list resource "pods"',
+        "botocore.exceptions.ClientError: An error occurred (AccessDenied) when calling GetObject",
+        "ERROR write /data/out.parquet: no space left on device",
+        "dial tcp 10.96.0.10:53: i/o timeout",
+    ],
+)
+def test_a_current_log_saying_a_call_failed_stands_against_no_fault(line: str) -> None:
+    """Whatever the request reports (here: nothing measurable)."""
+    log = ["INFO started", line]
+    missing = _no_fault("is anything wrong with api?", Cluster(ratio=FLAT, latency=FLAT, log=log))
+    assert any("a failed call 'no fault' does not explain" in m for m in missing)
+
+
+def test_ordinary_warnings_do_not() -> None:
+    log = ["WARN cache miss for key user:88213", "ERROR flag refresh slow; serving cached flags"]
+    assert _no_fault("is anything wrong with api?", Cluster(FLAT, FLAT, log)) == []

@@ -5,8 +5,14 @@ Slack, so the listener can write the request to the inbox and only then ack. (Wi
 bolt acks events first and runs listeners afterwards: a crash in between would lose an acked
 request.) The listener does nothing slow: one insert into the inbox (SQLite or Postgres) on
 the inbox's own writer, then the ack; the investigation is picked up from the inbox by the
-worker. Signature and timestamp checks are bolt's own request
-verification middleware; bolt also drops the bot's own events.
+worker. Signature and timestamp checks are bolt's own request verification middleware; bolt
+also drops the bot's own events.
+
+An Events API `app_mention` over HTTP does not go through bolt: triage/web/limits.py has
+verified its signature and timestamp and parsed it, and `Mentions.direct` stores it (dropping
+the bot's own by its bot and user ids, as bolt does) before the endpoint answers. Bolt's
+middleware chain cost more than the rest of the ack together; everything else (buttons,
+modals, Socket Mode) still goes through bolt, and both paths share `Mentions.take`.
 
 Only people command changes. A message written by a bot or an app (`bot_id`, `app_id`,
 `bot_profile`, `subtype: bot_message`) is dropped, unless the operator lists that bot or app in

@@ -176,15 +176,7 @@ def claimed_pods(inp: JudgeInput, reads: Reads, ns: str) -> list[Json] | None:
     subjects = _subjects(inp)
     if not subjects:
         pods = reads.items("k8s.pods", namespace=ns)
-        asked = [w.name for w in inp.named]
-        if pods is None or not asked:
-            return pods
-        mine = [
-            p
-            for p in pods
-            if any(n == a or n.startswith(a + "-") for n in pod_names(p) for a in asked)
-        ]
-        return mine or pods
+        return None if pods is None else asked_pods(inp, pods)
     found: dict[tuple[str, str], Json] = {}
     for kind, claim_ns, name in subjects:
         got = _pods_of(reads, kind, claim_ns, name)
@@ -223,15 +215,6 @@ def _selector_matches_nothing(reads: Reads, ns: str, _: Claimed) -> tuple[bool |
         ):
             return True, what
     return False, what
-
-
-def _rollout_stuck(deployments: list[Json]) -> bool:
-    return any(
-        int(d.get("updated") or 0) < int(d.get("replicas") or 0)
-        or int(d.get("unavailable") or 0) > 0
-        or int(d.get("available") or 0) < int(d.get("replicas") or 0)
-        for d in deployments
-    )
 
 
 def _job_failed(jobs: list[Json]) -> bool:
@@ -396,6 +379,18 @@ def chain_is_a_cause(inp: JudgeInput, out: Findings) -> None:
             f"the chain does not reach what was asked about ({', '.join(asked)}): it is about "
             f"{', '.join(sorted({_names(s)[1] for s in subjects}))}"
         )
+
+
+def asked_pods(inp: JudgeInput, pods: list[Json]) -> list[Json]:
+    """The pods among `pods` that answer to a name the request gives (by name or prefix);
+    all of them when it names none, or when no pod answers to those names."""
+    asked = [w.name for w in inp.named]
+    if not asked:
+        return pods
+    mine = [
+        p for p in pods if any(n == a or n.startswith(a + "-") for n in pod_names(p) for a in asked)
+    ]
+    return mine or pods
 
 
 def pod_names(pod: Json) -> set[str]:

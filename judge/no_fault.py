@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from judge import symptoms
 from judge.cause import (
+    asked_pods,
     hpa_at_max,
     not_ready,
-    pod_names,
     recovered,
     unhealthy,
 )
@@ -86,18 +86,6 @@ def _services_without_endpoints(reads: Reads, ns: str, pods: list[Json]) -> list
     return bad
 
 
-def _asked_pods(inp: JudgeInput, pods: list[Json]) -> list[Json]:
-    asked = [w.name for w in inp.named]
-    if not asked:
-        return pods
-
-    def mine(pod: Json) -> bool:
-        names = pod_names(pod)
-        return any(n == a or n.startswith(a + "-") for n in names for a in asked)
-
-    return [p for p in pods if mine(p)] or pods
-
-
 def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
     draft = inp.candidate
     ns = inp.namespace
@@ -127,7 +115,7 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
             and all(recovered(c, inp.now) or not c.get("restarts") for c in containers)
         )
 
-    asked = _asked_pods(inp, pods)
+    asked = asked_pods(inp, pods)
     failing = [p for p in asked if (unhealthy([p]) or not_ready([p])) and not history(p)]
     if failing:
         out.missing.append(

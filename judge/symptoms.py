@@ -211,7 +211,7 @@ def rose(reads: Reads, ns: str, now: float | None) -> list[str]:
     return out
 
 
-def _failed_connections(
+def _first_logged(
     reads: Reads,
     ns: str,
     pods: list[Json],
@@ -219,10 +219,11 @@ def _failed_connections(
     *,
     previous: bool = True,
 ) -> tuple[bool | None, str]:
-    """Whether the logs of these pods show a failed connection: the current log of each
-    container and, after a restart, the previous one too; pods that are not ready or have
-    restarted first. None when no log with a line in it could be read (an empty log, a pod
-    that just restarted, measures nothing)."""
+    """Whether the logs of these pods have a line `pattern` matches (a failed connection by
+    default), and that line: the current log of each container and, with `previous`, after a
+    restart the previous one too; pods that are not ready or have restarted first. None when
+    no log with a line in it could be read (an empty log, a pod that just restarted, measures
+    nothing)."""
     read_any = False
     ordered = sorted(pods, key=lambda p: bool(p.get("ready")) and not _restarted(p))
     for pod in ordered[:LOG_PODS]:
@@ -272,7 +273,7 @@ def unconfirmed(
             if not latencies(reads, ns, end):
                 out.append(f"the request reports {kind}, and no latency series in {ns} measures it")
         else:
-            seen, detail = _failed_connections(reads, ns, pods)
+            seen, detail = _first_logged(reads, ns, pods)
             if seen is None:
                 out.append(f"the request reports {kind}, and {detail}")
             elif seen:
@@ -283,5 +284,5 @@ def unconfirmed(
 def failed_calls(reads: Reads, ns: str, pods: list[Json]) -> str | None:
     """The first line of the current logs of these pods that says a call failed, quoted with
     its pod; None when none does or none could be read (the other checks speak to that)."""
-    seen, detail = _failed_connections(reads, ns, pods, _CALL_FAILED, previous=False)
+    seen, detail = _first_logged(reads, ns, pods, _CALL_FAILED, previous=False)
     return detail if seen else None

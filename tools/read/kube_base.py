@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from tools.errors import ToolError, Unreachable
 from tools.kube_call import JSON, get_raw
 from tools.redact import DEFAULT, Redactor
@@ -42,6 +44,15 @@ QUERY_NAMES = {
     "container": "container",
     "previous": "previous",
 }
+
+
+def decode(raw: bytes) -> Any:
+    """An apiserver answer, parsed in C; what orjson refuses (a lone surrogate escaped in a
+    string, which Go never writes) goes to json, which takes it, so no answer is lost."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
 
 @dataclass
@@ -114,7 +125,7 @@ class KubeBase:
         return fetched.body
 
     def _json(self, path: str, **params: Any) -> Json:
-        loaded: Json = json.loads(self._raw(path, **params))
+        loaded: Json = decode(self._raw(path, **params))
         return loaded
 
     def _list(self, path: str, *, accept: str = JSON, **params: Any) -> Listed:
@@ -128,7 +139,7 @@ class KubeBase:
             if cont:
                 page["_continue"] = cont
             raw = self._raw(path, accept=accept, **page)
-            data: Json = json.loads(raw)
+            data: Json = decode(raw)
             items.extend(data.get("items") or [])
             pages.append(digest(raw))  # the bytes as they came: not serialised again
             cont = (data.get("metadata") or {}).get("continue")

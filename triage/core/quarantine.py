@@ -182,10 +182,36 @@ def strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
         yield _text(where), text
 
 
+def _texts(value: Any) -> set[str]:
+    """Every distinct string in nested data, keys included: `_walk` without paths or order,
+    for the question most evidence answers "no" to (does any of it trip a rule?)."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.add(item)
+        elif isinstance(item, dict):
+            out.update(k for k in item if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return out
+
+
+def _trips(text: str) -> bool:
+    return any(flag(line) is not None for line in text.splitlines() or [text])
+
+
 def scan(evidence: list[Evidence], redactor: Redactor) -> tuple[SuspiciousInput, ...]:
-    """Every instruction-like line in the evidence (excerpts and data), redacted and clipped."""
+    """Every instruction-like line in the evidence (excerpts and data), redacted and clipped.
+    An evidence none of whose strings trips a rule (nearly all: a list of a thousand pods) is
+    passed over after one look at each distinct string; only one that has a flagged line is
+    walked with paths, in document order, to say where."""
     found: dict[str, SuspiciousInput] = {}
     for ev in evidence:
+        if not any(_trips(t) for t in _texts([ev.excerpt, ev.data])):
+            continue
         seen: set[str] = set()  # a text met again in this evidence adds nothing (same key)
         for at, text in itertools.chain(_walk(ev.excerpt, "excerpt"), _walk(ev.data, "data")):
             if text in seen:

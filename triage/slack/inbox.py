@@ -179,7 +179,8 @@ class Inbox:
         """`do` for the event loop: awaits the backend's own threads directly."""
         future = self.submit(job)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), WAIT_S)
+            async with asyncio.timeout(WAIT_S):  # a timer on this task: no task of its own
+                return await asyncio.wrap_future(future)
         except TimeoutError as e:
             raise InboxError(f"inbox ({self.backend}): no answer within {WAIT_S:g} s") from e
 
@@ -222,7 +223,8 @@ class Inbox:
         """`accept` for the ack path: awaits the backend's own writer directly."""
         future = self.submit(self._accept_job(inbound, now))
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), WAIT_S)
+            async with asyncio.timeout(WAIT_S):  # a timer on this task: no task of its own
+                return await asyncio.wrap_future(future)
         except TimeoutError as e:
             raise InboxError(f"inbox ({self.backend}): no answer within {WAIT_S:g} s") from e
 

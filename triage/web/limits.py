@@ -81,7 +81,8 @@ async def read_body(request: Request, limits: Limits) -> bytes:
         if int(declared) > limits.max_body_bytes:
             raise Refused(413, f"body over {limits.max_body_bytes} bytes")
     try:
-        return await asyncio.wait_for(_read(request, limits.max_body_bytes), limits.body_timeout_s)
+        async with asyncio.timeout(limits.body_timeout_s):  # a timer, not a task (wait_for's)
+            return await _read(request, limits.max_body_bytes)
     except TimeoutError as e:
         raise Refused(408, f"body not received within {limits.body_timeout_s:g} s") from e
     except ClientDisconnect as e:
@@ -152,7 +153,9 @@ def depth(text: str, limit: int) -> int:
 
 
 def parse_json(text: str, limits: Limits) -> Any:
-    if depth(text, limits.max_json_depth) > limits.max_json_depth:
+    limit = limits.max_json_depth
+    # no deeper than its count of openers: most bodies are under the limit by that alone
+    if text.count("{") + text.count("[") > limit and depth(text, limit) > limit:
         raise Refused(400, f"JSON nested deeper than {limits.max_json_depth}")
     try:
         return json.loads(text)

@@ -68,12 +68,17 @@ class Ctx:
         )
 
 
-def _candidates(facts: Facts, ns: str) -> dict[str, list[Ref]]:
-    """Every object name the reader listed in `ns` (and the cluster's nodes) → its refs."""
-    out: dict[str, list[Ref]] = {}
+Names = dict[str, list[tuple[str, str]]]  # a name -> (kind, namespace) of each object so named
+
+
+def _candidates(facts: Facts, ns: str) -> Names:
+    """Every object name the reader listed in `ns` (and the cluster's nodes) → the kinds and
+    namespaces it names (a Ref is made only for a name the question uses: a thousand pods
+    cost a thousand tuples)."""
+    out: Names = {}
 
     def add(kind: str, name: str, where: str = ns) -> None:
-        out.setdefault(name, []).append(Ref(kind, where, name))
+        out.setdefault(name, []).append((kind, where))
 
     for kind, items in (
         ("Deployment", facts.deployments(ns)[0]),
@@ -98,19 +103,23 @@ def _candidates(facts: Facts, ns: str) -> dict[str, list[Ref]]:
 def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload]]:
     """(refs the question's names point at, explicit names that match nothing)."""
     names = _candidates(facts, ns)
+
+    def named(name: str) -> list[Ref]:
+        return [Ref(kind, where, name) for kind, where in names.get(name, ())]
+
     refs: list[Ref] = []
     unresolved: list[Workload] = []
     for w in goal.scope.workloads:
-        found = names.get(w.name, [])
+        found = named(w.name)
         if w.kind:
             found = [r for r in found if r.kind == w.kind] or found
         if not found:  # by prefix: bert-finetune -> Job bert-finetune-0610
             found = [
-                r
-                for name, rs in names.items()
+                Ref(kind, where, name)
+                for name, kinds in names.items()
                 if name.startswith(w.name + "-")
-                for r in rs
-                if r.kind != "Pod"
+                for kind, where in kinds
+                if kind != "Pod"
             ]
         if not found and w.kind is None:
             found = [
@@ -128,7 +137,7 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
     asked = {w.name for w in goal.scope.workloads}
     for word in dict.fromkeys(_WORD.findall(goal.words.lower())):
         if word not in asked and word in names and word != ns:
-            refs.extend(r for r in names[word] if r.kind != "Node" or "-" in word)
+            refs.extend(r for r in named(word) if r.kind != "Node" or "-" in word)
     alert = goal.alert
     if alert is not None:
         for label, kind in _ALERT_KINDS.items():
@@ -140,7 +149,7 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
                 continue
             # an alert's `service` label is often the app's name (the scrape job's), not a
             # Service object: whatever exists under that name, the label's kind first
-            existing = names.get(value, [])
+            existing = named(value)
             refs.extend([r for r in existing if r.kind == kind] or existing)
     return list(dict.fromkeys(refs)), unresolved
 

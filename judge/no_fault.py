@@ -1,12 +1,14 @@
 """Gate on "no fault": verified only when nothing the judge can read says otherwise.
 
 The pods asked about, the warning events and the conditions of every kind read are healthy or
-explained by a claim about that object (a Deployment short of replicas, a DaemonSet short of
-nodes, a Service routing to no ready pod, an HPA at its maximum that wants more); the reads
-are complete (not capped); the symptom measured again in Prometheus did not rise; what the
-user reports (failing requests, slowness, failed connections) was measured and found absent
-(judge/symptoms.py); and what the user asked to be checked (logs, a pasted alert) was read and
-explained.
+explained by a claim about that object (a Deployment short of replicas or mid-rollout, a
+DaemonSet short of nodes, a Service routing to no ready pod, an HPA at its maximum that wants
+more); a warning about a Pod or a ReplicaSet is settled by the judge's own read alone (the Pod
+Ready now or gone, the Deployment rolled out since), never by a sentence of the answer; the
+reads are complete (not capped); the symptom measured again in Prometheus did not rise; what
+the user reports (failing requests, slowness, failed connections, scheduled work that did not
+run) was measured and found absent (judge/symptoms.py); and what the user asked to be checked
+(logs, a pasted alert) was read and explained.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
     for d in reads.items("k8s.deployments", namespace=ns) or []:
         if int(d.get("available") or 0) < int(d.get("replicas") or 0):
             bad.append((f"Deployment/{ns}/{d['name']}", "fewer available replicas than asked"))
+        elif not _rolled_out(d):
+            bad.append((f"Deployment/{ns}/{d['name']}", "a rollout that has not completed"))
     for s in reads.items("k8s.statefulsets", namespace=ns) or []:
         if int(s.get("ready") or 0) < int(s.get("replicas") or 0):
             bad.append((f"StatefulSet/{ns}/{s['name']}", "fewer ready replicas than asked"))
@@ -60,6 +64,77 @@ def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
             bad.append(
                 (f"HorizontalPodAutoscaler/{ns}/{h['name']}", "at its maximum, wanting more")
             )
+    return bad
+
+
+def _rolled_out(d: Json) -> bool:
+    """Every replica runs the newest revision and the controller reports no failure."""
+    failing = any(
+        (c.get("type") == "ReplicaFailure" and c.get("status") == "True")
+        or (c.get("type") == "Progressing" and c.get("status") == "False")
+        for c in d.get("conditions") or []
+        if isinstance(c, dict)
+    )
+    return not failing and int(d.get("updated") or 0) >= int(d.get("replicas") or 0)
+
+
+def _over(
+    reads: Reads, ns: str, kind: str, name: str, pods: list[Json], asked: list[Json], words: str
+) -> bool | None:
+    """Whether the judge's own reads show a warning's object recovered: a Pod Ready now or
+    gone, a ReplicaSet whose Deployment has rolled out (or was replaced by a newer revision
+    that has), a Node without trouble. For what the request asks about; None otherwise and
+    for a kind it cannot check this way: the answer must explain those (another workload
+    broken beside the one asked about is reported as such, not as the answer's fault)."""
+    if kind == "Pod":
+        pod = next((p for p in pods if p.get("name") == name), None)
+        if pod is None:
+            return True
+        if not any(p.get("name") == name for p in asked):
+            return None
+        return bool(pod.get("ready")) and not unhealthy([pod])
+    if kind == "Node":
+        node = next((n for n in reads.items("k8s.nodes") or [] if n.get("name") == name), None)
+        return node is None or not _node_trouble(node)
+    if kind == "ReplicaSet":
+        owners = [
+            d
+            for d in reads.items("k8s.deployments", namespace=ns) or []
+            if name.startswith(f"{d.get('name')}-")
+        ]
+        ours = any(
+            str(d.get("name")) in words
+            or any(str(p.get("name", "")).startswith(f"{d.get('name')}-") for p in asked)
+            for d in owners
+        )
+        if not ours:
+            return None
+        return all(_rolled_out(d) for d in owners)
+    return None
+
+
+PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
+
+
+def _node_trouble(node: Json) -> str | None:
+    """What is wrong with a node as its conditions and spec say, or None."""
+    conditions = {str(c.get("type")): c.get("status") for c in node.get("conditions") or []}
+    if conditions.get("Ready") != "True":
+        return "not Ready"
+    under = [t for t in PRESSURE if conditions.get(t) == "True"]
+    if under:
+        return f"under {', '.join(under)}"
+    return "cordoned (unschedulable)" if node.get("unschedulable") else None
+
+
+def _named_nodes(reads: Reads, words: str) -> list[tuple[str, str]]:
+    """(subject, what is wrong) for each node the request names that is in trouble."""
+    bad = []
+    for node in reads.items("k8s.nodes") or []:
+        name = str(node.get("name") or "")
+        trouble = _node_trouble(node) if name and name in words else None
+        if trouble:
+            bad.append((f"Node//{name}", trouble))
     return bad
 
 
@@ -124,26 +199,31 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
         )
     for e in reads.items("k8s.events", namespace=ns, warnings_only=True) or []:
         obj = e.get("object") or {}
-        subject = f"{obj.get('kind')}/{ns}/{obj.get('name')}"
-        if subject not in explained:
+        kind, name = str(obj.get("kind")), str(obj.get("name"))
+        over = _over(reads, ns, kind, name, pods, asked, inp.words)
+        if over is False:  # read again and still failing: no sentence of the answer outweighs it
             out.missing.append(
-                f"warning event {e.get('reason')} on {obj.get('kind')} {obj.get('name')} is not "
-                "explained by the 'no fault' answer"
+                f"warning event {e.get('reason')} on {kind} {name}, which has not recovered"
+            )
+        elif over is None and f"{kind}/{ns}/{name}" not in explained:
+            out.missing.append(
+                f"warning event {e.get('reason')} on {kind} {name} is not explained by the "
+                "'no fault' answer"
             )
     for subject, what in (
         *_bad_conditions(reads, ns),
         *_services_without_endpoints(reads, ns, asked),
+        *_named_nodes(reads, inp.words),
     ):
-        if subject not in explained:
-            out.missing.append(
-                f"{subject.replace(f'/{ns}/', ' ')} is {what}, which 'no fault' does not explain"
-            )
+        if subject not in explained and subject.replace("//", f"/{ns}/") not in explained:
+            shown = subject.replace(f"/{ns}/", " ").replace("//", " ")
+            out.missing.append(f"{shown} is {what}, which 'no fault' does not explain")
     for rose in symptoms.rose(reads, ns, inp.now):
         out.missing.append(f"{rose} in {ns} in the last hours, which 'no fault' does not explain")
     failed = symptoms.failed_calls(reads, ns, asked)
     if failed is not None:
         out.missing.append(f"{failed}, a failed call 'no fault' does not explain")
-    for why in symptoms.unconfirmed(inp.reported, reads, ns, asked, inp.now):
+    for why in symptoms.unconfirmed(inp.reported, reads, ns, asked, inp.now, inp.words):
         out.missing.append(f"{why}: 'no fault' does not answer it")
     if "logs" in inp.checks and not any(
         o.name == "k8s.logs" and o.status is ToolStatus.OK for o in inp.outcomes

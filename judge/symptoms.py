@@ -24,10 +24,12 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from judge.reads import Json, Reads
 from tools.results import ToolStatus
+from triage.core import cron
 from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER_SELECTOR, timed
 
 WINDOW_S = 3 * 3600.0
@@ -40,6 +42,7 @@ class Reported(StrEnum):
     ERRORS = "failing requests"
     SLOW = "slowness"
     UNREACHABLE = "failed connections"
+    NOT_RUN = "scheduled work that did not run"
 
 
 # What follows a status code when it is one ("getting 502 from the gateway"), not a count
@@ -86,6 +89,14 @@ _REPORTS: dict[Reported, re.Pattern[str]] = {
         r"|\b(dns|name resolution|lookups?)\b[^.?!]{0,20}\b(fail\w*|errors?|issues?|problems?|"
         r"broken|timeouts?|not work\w*)|\b(fail\w*|errors?|issues?|problems?)\b[^.?!]{0,20}"
         r"\b(dns|name resolution)\b",
+        re.I,
+    ),
+    Reported.NOT_RUN: re.compile(
+        r"\b(has|have|had|did|does|do|is|are|was|were)\s*(n'?t|not|never)\s+(\w+\s+)?"
+        r"(run|ran|running|fire[sd]?|firing|go(ne)? out|went out|sen[dt]|trigger\w*|execut\w*"
+        r"|happen\w*|kick\w* off)\b"
+        r"|\b(never|no longer|stopped)\s+(runs?|ran|running|fires?|firing|trigger\w*|goes out)\b"
+        r"|\bnot (being )?(run|sent|triggered|scheduled)\b|\bno (new )?(jobs?|runs?) (since|for)\b",
         re.I,
     ),
 }
@@ -246,8 +257,39 @@ def _restarted(pod: Json) -> bool:
     return any(int(c.get("restarts") or 0) > 0 for c in pod.get("containers") or [])
 
 
+def _not_run(reads: Reads, ns: str, words: str, end: float) -> list[str]:
+    """CronJobs (those the request names, else all in `ns`) that have not run when due: never
+    scheduled, or not within the cadence the words state (else their own period) and half again.
+    Nothing when `ns` has none: the pods and conditions speak for other workloads."""
+    crons = [c for c in reads.items("k8s.cronjobs", namespace=ns) or [] if c.get("name")]
+    named = [c for c in crons if re.search(rf"\b{re.escape(str(c['name']))}\b", words)]
+    stated = cron.stated_cadence(words)
+    out = []
+    for c in named or crons:
+        last = _epoch(c.get("last_schedule"))
+        parsed = cron.parse(str(c.get("schedule") or ""))
+        period = cron.period_s(parsed, end) if parsed is not None else None
+        due = stated or period or 0.0  # what the user expects first: they report it missing
+        if last is None or end - last > due * 1.5:
+            since = "has never been scheduled" if last is None else "has not run when due"
+            out.append(f"the request reports {Reported.NOT_RUN}: CronJob {c['name']} {since}")
+    return out
+
+
+def _epoch(value: object) -> float | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 def unconfirmed(
-    kinds: Iterable[Reported], reads: Reads, ns: str, pods: list[Json], now: float | None
+    kinds: Iterable[Reported],
+    reads: Reads,
+    ns: str,
+    pods: list[Json],
+    now: float | None,
+    words: str = "",
 ) -> list[str]:
     """For each outcome the request reports: why 'no fault' does not answer it (measured
     there, or not measurable), or nothing when the judge measured it absent."""
@@ -269,6 +311,8 @@ def unconfirmed(
                     f"the request reports {kind}: the server-error ratio reached "
                     f"{ratio.peak:.1%} in the window"
                 )
+        elif kind is Reported.NOT_RUN:
+            out += _not_run(reads, ns, words, end)
         elif kind is Reported.SLOW:
             if not latencies(reads, ns, end):
                 out.append(f"the request reports {kind}, and no latency series in {ns} measures it")

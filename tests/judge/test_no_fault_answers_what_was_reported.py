@@ -46,6 +46,11 @@ REPORTS = [
     ("worker cannot connect to redis", {Reported.UNREACHABLE}),
     ("getting connection refused from the db", {Reported.UNREACHABLE}),
     ("pods fail to resolve the kafka hostname, DNS?", {Reported.UNREACHABLE}),
+    ("the nightly export hasn't run since tuesday", {Reported.NOT_RUN}),
+    ("the weekly digest emails haven't gone out since the migration", {Reported.NOT_RUN}),
+    ("our backup cronjob stopped running after the upgrade", {Reported.NOT_RUN}),
+    ("the report job never fires anymore", {Reported.NOT_RUN}),
+    ("invoices were not sent this morning, the cron is fine?", {Reported.NOT_RUN}),
 ]
 NOT_REPORTS = [
     "is anything wrong with inventory-service?",
@@ -83,8 +88,15 @@ class Cluster:
     """The judge's reads answered from fixed data: the pods above, one Service, and what
     Prometheus and the logs hold for the case at hand."""
 
-    def __init__(self, ratio: list[float] | None, latency: list[float] | None, log: list[str]):
+    def __init__(
+        self,
+        ratio: list[float] | None,
+        latency: list[float] | None,
+        log: list[str],
+        cronjobs: list[dict[str, Any]] | None = None,
+    ):
         self.ratio, self.latency, self.log = ratio, latency, log
+        self.cronjobs = cronjobs or []
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         data: Any = []
@@ -94,6 +106,8 @@ class Cluster:
             data = [POD]
         elif name == "k8s.logs":
             data = self.log
+        elif name == "k8s.cronjobs":
+            data = self.cronjobs
         elif name == "prom.metric_names":
             data = ["http_request_duration_seconds_sum", "http_request_duration_seconds_count"]
             data = data if self.latency is not None else []
@@ -153,6 +167,23 @@ def test_failed_connections_in_the_log_contradict_no_fault() -> None:
     assert any("reports failed connections: api-1 logs" in m for m in missing)
     clean = ["INFO GET /v1/items 200 12ms"]
     assert _no_fault("api can't reach the database", Cluster(FLAT, FLAT, clean)) == []
+
+
+def _cron(schedule: str, last: str | None) -> dict[str, Any]:
+    return {"name": "digest", "schedule": schedule, "suspend": False, "last_schedule": last}
+
+
+def test_no_fault_to_work_that_did_not_run_needs_the_cronjob_to_have_run() -> None:
+    # 1_000_000_000 is 2001-09-09T01:46:40Z, a Sunday
+    never = Cluster(FLAT, FLAT, [], [_cron("0 7 1 * *", None)])
+    missing = _no_fault("the weekly digest hasn't gone out, why?", never)
+    assert any("CronJob digest has never been scheduled" in m for m in missing)
+    # monthly, last run 15 days ago: on time by its schedule, overdue by the stated cadence
+    late = Cluster(FLAT, FLAT, [], [_cron("0 7 1 * *", "2001-08-25T07:00:00Z")])
+    missing = _no_fault("the weekly digest hasn't gone out, why?", late)
+    assert any("CronJob digest has not run when due" in m for m in missing)
+    on_time = Cluster(FLAT, FLAT, [], [_cron("0 7 * * 1", "2001-09-03T07:00:00Z")])
+    assert _no_fault("the weekly digest hasn't gone out, why?", on_time) == []
 
 
 OUTSIDE_REPORTS = [  # phrasings an outside review tried, each a measurable report

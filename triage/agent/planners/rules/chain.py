@@ -18,6 +18,7 @@ a human acts on; a chain left open ranks below closed ones.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -68,6 +69,9 @@ def fact(tool: str, path: str, op: FactOp, value: Any, **args: Any) -> Fact:
     )
 
 
+_HINT = re.compile(r"\s*(https?://\S+|see \S+|for more (details|information).*)\s*", re.I)
+
+
 def short(text: str, limit: int = 220) -> str:
     """`text` in at most `limit` characters. An error chain ("pull failed: resolve: authorize:
     401 Unauthorized") keeps its head and its innermost error, which is where the cause is."""
@@ -75,6 +79,8 @@ def short(text: str, limit: int = 220) -> str:
     if len(text) <= limit:
         return text
     parts = text.split(": ")
+    while len(parts) > 3 and _HINT.fullmatch(parts[-1]):  # a trailing link says no error
+        parts.pop()
     if len(parts) >= 3:
         tail = ""
         for part in reversed(parts[1:]):

@@ -380,6 +380,20 @@ def _restarts_explained(ctx: Ctx) -> list[Claim | None]:
     return out
 
 
+def _rolled_out_owner(ctx: Ctx, replicaset: str) -> p.Deployment | None:
+    """The Deployment owning `replicaset` when all its replicas run the newest revision."""
+    for d in ctx.facts.deployments(ctx.ns)[0]:
+        failing = any(
+            (c["type"] == "ReplicaFailure" and c["status"] == "True")
+            or (c["type"] == "Progressing" and c["status"] == "False")
+            for c in d["conditions"]
+        )
+        ours = replicaset.startswith(f"{d['name']}-")
+        if ours and not failing and d["updated"] >= (d["replicas"] or 0):
+            return d
+    return None
+
+
 def _events_explained(ctx: Ctx) -> list[Claim | None]:
     events, eid = ctx.facts.warnings(ctx.ns)
     pods = {x["name"]: x for x in ctx.facts.pods(ctx.ns)[0]}
@@ -399,6 +413,15 @@ def _events_explained(ctx: Ctx) -> list[Claim | None]:
             )
         elif kind == "Pod" and pod is None:
             why = f"pod {name} no longer exists: its {e['reason']} warning is history"
+        elif kind == "ReplicaSet":
+            done = _rolled_out_owner(ctx, name)
+            if done is None:
+                continue  # its Deployment has not rolled out: not explained, and not said to be
+            why = (
+                f"ReplicaSet {name} had {e['reason']} ({short(str(e['message']), 100)}); "
+                f"Deployment {done['name']} has rolled out since ({done['updated']}/"
+                f"{done['replicas']} updated, {done['available']} available)"
+            )
         else:
             why = (
                 f"{kind} {name} had {e['reason']} ({short(str(e['message']), 100)}); it is "

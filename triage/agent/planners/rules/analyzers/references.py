@@ -41,8 +41,12 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         lower = message.lower()
         denied = any(w in lower for w in ("unauthorized", "denied", "authentication required"))
         missing = any(w in lower for w in ("not found", "manifest unknown", "does not exist"))
+        limited = any(w in lower for w in ("toomanyrequests", "too many requests", "rate limit"))
         why = (
-            "the registry refuses the credentials (no or wrong imagePullSecret)"
+            "the registry rate-limits the pulls (429 Too Many Requests): pull with credentials "
+            "or from a mirror"
+            if limited
+            else "the registry refuses the credentials (no or wrong imagePullSecret)"
             if denied
             else "the tag (or repository) does not exist in the registry"
             if missing

@@ -163,7 +163,14 @@ def _qty(value: str) -> float:
 
 
 _QUOTA = re.compile(r"exceeded quota: (?P<quota>[\w.-]+)", re.I)
-_LIMIT = re.compile(r"maximum (?P<what>\w+) usage per (Container|Pod) is (?P<max>\S+)", re.I)
+# The LimitRanger admission plugin's words: a bound per container or pod, and what was asked.
+_LIMIT = re.compile(
+    r"(?P<bound>minimum|maximum) (?P<what>\w+) usage per (?P<per>Container|Pod) is "
+    r"(?P<max>[^,\s\]]+)(, but (?P<which>request|limit) is (?P<got>[^,\s\]]+))?"
+    r"|(?P<rwhat>\w+) max limit to request ratio per (?P<rper>Container|Pod) is "
+    r"(?P<ratio>[^,\s\]]+)",
+    re.I,
+)
 _WEBHOOK_DENIED = re.compile(
     r"admission webhook \"(?P<hook>[^\"]+)\" denied the request:? ?(?P<why>.*)", re.I
 )
@@ -244,15 +251,37 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     )
 
 
+def _offender(ctx: Ctx, ref: Ref, m: re.Match[str]) -> str:
+    """' (container X requests 5m)': the container of the workload's template whose request or
+    limit is the value the LimitRanger refused, when one is."""
+    template = _template_of(ctx, ref)
+    got, what = m.group("got"), m.group("what")
+    if template is None or not got or not what:
+        return ""
+    asked = (m.group("which") or "").lower() == "request"
+    for c in [*template["containers"], *template["init_containers"]]:
+        value = (c["requests"] if asked else c["limits"]).get(what.lower())
+        if value is not None and str(value) == got:
+            field = "requests" if asked else "limits"
+            return f" (container {c['name']} {field} {what} {got})"
+    return ""
+
+
 def _limit(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     m = _LIMIT.search(message)
     if m is None:
         return None
     ranges, rid = ctx.facts.limit_ranges(ctx.ns)
     name = ranges[0]["name"] if ranges else "the namespace's LimitRange"
+    if m.group("ratio"):
+        bound = f"a limit-to-request ratio of {m.group('rwhat')} of at most {m.group('ratio')}"
+        per = m.group("rper").lower()
+    else:
+        bound = f"a {m.group('bound').lower()} {m.group('what')} of {m.group('max')}"
+        per = m.group("per").lower()
     cause = (
-        f"LimitRange {name} caps {m.group('what')} per container at {m.group('max')}: "
-        f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
+        f"LimitRange {name} sets {bound} per {per}, and {ref.name}'s pods break it"
+        f"{_offender(ctx, ref, m)}: {short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
     )
     return Finding(
         cls=CauseClass.LIMIT_RANGE_VIOLATION,
@@ -261,12 +290,20 @@ def _limit(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
         impact=f"{ref.name} cannot create pods.",
         chain=chain(symptom, link(C, cause + ".", rid, about=ref)),  # type: ignore[arg-type]
         explains={str(ref)},
-        follow_ups=[f"Lower {ref.name}'s limits under {m.group('max')} or change the LimitRange."],
+        follow_ups=[
+            f"Bring {ref.name}'s requests and limits inside LimitRange {name}, or change it."
+        ],
     )
 
 
 def _template_images(ctx: Ctx, ref: Ref) -> list[str]:
     """The images the workload's pod template asks for: what an admission rule judged."""
+    template = _template_of(ctx, ref)
+    return [str(c["image"]) for c in template["containers"]][:4] if template else []
+
+
+def _template_of(ctx: Ctx, ref: Ref) -> p.PodTemplate | None:
+    """The pod template of the workload `ref` names, as the reader listed it."""
     templates: list[tuple[str, p.PodTemplate]] = []
     if ref.kind == "Deployment":
         templates = [(d["name"], d["template"]) for d in ctx.facts.deployments(ctx.ns)[0]]
@@ -274,10 +311,7 @@ def _template_images(ctx: Ctx, ref: Ref) -> list[str]:
         templates = [(x["name"], x["template"]) for x in ctx.facts.statefulsets(ctx.ns)[0]]
     elif ref.kind == "DaemonSet":
         templates = [(x["name"], x["template"]) for x in ctx.facts.daemonsets(ctx.ns)[0]]
-    for name, template in templates:
-        if name == ref.name:
-            return [str(c["image"]) for c in template["containers"]][:4]
-    return []
+    return next((template for name, template in templates if name == ref.name), None)
 
 
 def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:

@@ -1,17 +1,19 @@
 """Workloads whose controller cannot do its job: a Job that gave up (its pods say why), a
 CronJob that schedules nothing (suspended, missed deadlines, a run that never ends under
-`Forbid`), a StatefulSet without its governing Service, a PodDisruptionBudget that allows no
-disruption while a drain waits on it."""
+`Forbid`, a schedule that fires less often than the question says the work should), a
+StatefulSet without its governing Service, a PodDisruptionBudget that allows no disruption
+while a drain waits on it."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from tools.read import payloads as p
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
+from triage.core import cron as cron_
 from triage.core.causes import CauseClass
 from triage.core.models import Fact, LinkRole
 
@@ -119,6 +121,32 @@ def _missed(ctx: Ctx, cron: p.CronJob) -> str | None:
     return f"{hit['reason']}: {hit['message']}" if hit else None
 
 
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _off_cadence(ctx: Ctx, cron: p.CronJob) -> str | None:
+    """The schedule, read field by field, when it fires less often than the question says the
+    work should run ("the weekly digest", "every 15 minutes"), or never at all."""
+    parsed = cron_.parse(cron["schedule"])
+    if parsed is None:
+        return None
+    runs = cron_.next_runs(parsed, ctx.now, 2)
+    meaning = f"its schedule '{cron['schedule']}' fires {cron_.describe(parsed)}"
+    if not runs:
+        return f"{meaning}, a time that never comes: it will never run"
+    expected = cron_.stated_cadence(ctx.goal.words)
+    period = cron_.period_s(parsed, ctx.now)
+    if expected is None or (period is not None and period <= expected * 1.5):
+        return None
+    every = cron_.cadence_words(period) if period is not None else "at most once in years"
+    return (
+        f"{meaning} ({every}; next run {_when(runs[0])}), not {cron_.cadence_words(expected)} "
+        "as the work is expected to run (the fields are minute, hour, day-of-month, month, "
+        "day-of-week)"
+    )
+
+
 def cronjobs(ctx: Ctx) -> list[Finding]:
     crons, cid = ctx.facts.cronjobs(ctx.ns)
     jobs_, jid = ctx.facts.jobs(ctx.ns)
@@ -127,7 +155,11 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
         ref = ctx.ref("CronJob", cron["name"])
         if not ctx.in_focus(ref):
             continue
-        last = f"last scheduled {_ago(ctx, cron['last_schedule'])}"
+        last = (
+            f"last scheduled {_ago(ctx, cron['last_schedule'])}"
+            if cron["last_schedule"]
+            else "never scheduled"
+        )
         if cron["suspend"]:
             cause = (
                 f"CronJob {cron['name']} is suspended (spec.suspend: true), so it creates no "
@@ -179,6 +211,17 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
                 + f" ({last})"
             )
             facts = ()
+        elif off := _off_cadence(ctx, cron):
+            cause = f"CronJob {cron['name']}: {off} ({last})"
+            facts = (
+                fact(
+                    "k8s.cronjobs",
+                    f"[name={cron['name']}].schedule",
+                    "eq",
+                    cron["schedule"],
+                    namespace=ctx.ns,
+                ),
+            )
         else:
             continue
         out.append(
@@ -214,6 +257,8 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
                 follow_ups=[
                     "Resume it (suspend: false)"
                     if cron["suspend"]
+                    else "Correct spec.schedule to the cadence the work needs."
+                    if "schedule '" in cause
                     else "Stop the hung Job and add activeDeadlineSeconds to the template."
                 ],
             )

@@ -1,0 +1,220 @@
+"""Cron schedules as the CronJob controller reads them, and cadences as people say them.
+
+A CronJob whose schedule is valid but not what its owner meant ("0 7 1 * *" for "every Monday at
+07:00": the 1 landed in day-of-month) fails silently: no event, no failed Job, only runs that
+never come. Telling it needs what the schedule means (`parse`, `describe`), when it fires
+(`next_runs`, `period_s`), and how often the question expects it to (`stated_cadence`).
+
+The grammar is the controller's (robfig/cron's standard parser): five fields (minute, hour,
+day-of-month, month, day-of-week), each `*` or `?`, a number or name, a range `a-b`, a step
+`/n` on either, or a list of those; the macros `@yearly`, `@annually`, `@monthly`, `@weekly`,
+`@daily`, `@midnight`, `@hourly`; a leading `CRON_TZ=`/`TZ=` zone (ignored: times are UTC
+here, and only the gaps between runs matter). When day-of-month and day-of-week are both
+restricted, a day matching either fires; when one is `*` or `?`, the other decides.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+from dataclasses import dataclass
+
+DAY_S = 86_400.0
+_MACROS = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+_MONTH_NAMES = [
+    *("January", "February", "March", "April", "May", "June", "July"),
+    *("August", "September", "October", "November", "December"),
+]
+_DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+_MONTHS = [m[:3].lower() for m in _MONTH_NAMES]
+_DAYS = [d[:3].lower() for d in _DAY_NAMES]
+# (name, lowest, highest, names)
+_FIELDS = (
+    ("minute", 0, 59, None),
+    ("hour", 0, 23, None),
+    ("day-of-month", 1, 31, None),
+    ("month", 1, 12, _MONTHS),
+    ("day-of-week", 0, 7, _DAYS),
+)
+HORIZON_DAYS = 4 * 366  # the furthest `next_runs` looks (a "31 2 *" schedule never fires)
+
+
+@dataclass(frozen=True)
+class Cron:
+    schedule: str
+    minutes: frozenset[int]
+    hours: frozenset[int]
+    days: frozenset[int]
+    months: frozenset[int]
+    weekdays: frozenset[int]  # 0 = Sunday
+    days_restricted: bool
+    weekdays_restricted: bool
+
+
+def _value(text: str, low: int, names: list[str] | None) -> int:
+    if names is not None and text.lower()[:3] in names and not text.isdigit():
+        return names.index(text.lower()[:3]) + (1 if low == 1 else 0)
+    if not text.isdigit():
+        raise ValueError(text)
+    return int(text)
+
+
+def _field(text: str, low: int, high: int, names: list[str] | None) -> frozenset[int]:
+    out: set[int] = set()
+    for part in text.split(","):
+        body, _, step_text = part.partition("/")
+        step = int(step_text) if step_text else 1
+        if step < 1:
+            raise ValueError(part)
+        if body in ("*", "?"):
+            start, end = low, high
+        elif "-" in body:
+            a, b = body.split("-", 1)
+            start, end = _value(a, low, names), _value(b, low, names)
+        else:
+            start = _value(body, low, names)
+            end = high if step_text else start
+        if not low <= start <= end <= high:
+            raise ValueError(part)
+        out.update(range(start, end + 1, step))
+    return frozenset(out)
+
+
+def parse(schedule: str) -> Cron | None:
+    """The schedule's meaning, or None when the controller would refuse it."""
+    text = re.sub(r"^(CRON_TZ|TZ)=\S+\s+", "", schedule.strip())
+    text = _MACROS.get(text.lower(), text)
+    fields = text.split()
+    if len(fields) != len(_FIELDS):
+        return None
+    try:
+        sets = [
+            _field(f, low, high, names)
+            for f, (_, low, high, names) in zip(fields, _FIELDS, strict=True)
+        ]
+    except ValueError:
+        return None
+    weekdays = frozenset(d % 7 for d in sets[4])
+    return Cron(
+        schedule=schedule,
+        minutes=sets[0],
+        hours=sets[1],
+        days=sets[2],
+        months=sets[3],
+        weekdays=weekdays,
+        days_restricted=fields[2][0] not in "*?",
+        weekdays_restricted=fields[4][0] not in "*?",
+    )
+
+
+def _day_fires(cron: Cron, day: dt.date) -> bool:
+    if day.month not in cron.months:
+        return False
+    dom = day.day in cron.days
+    dow = (day.isoweekday() % 7) in cron.weekdays
+    if cron.days_restricted and cron.weekdays_restricted:
+        return dom or dow
+    return dom and dow
+
+
+def next_runs(cron: Cron, after: float, count: int = 5) -> list[float]:
+    """The next `count` times (epoch seconds, UTC) the schedule fires after `after`."""
+    start = dt.datetime.fromtimestamp(after, dt.UTC)
+    out: list[float] = []
+    day = start.date()
+    for _ in range(HORIZON_DAYS):
+        if _day_fires(cron, day):
+            for hour in sorted(cron.hours):
+                for minute in sorted(cron.minutes):
+                    at = dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=dt.UTC)
+                    if at.timestamp() > after:
+                        out.append(at.timestamp())
+                        if len(out) >= count:
+                            return out
+        day += dt.timedelta(days=1)
+    return out
+
+
+def period_s(cron: Cron, after: float) -> float | None:
+    """The longest gap between its next runs: how long the schedule can leave its work undone
+    (None: it fires at most once in the horizon)."""
+    runs = next_runs(cron, after, 6)
+    gaps = [b - a for a, b in itertools.pairwise(runs)]
+    return max(gaps) if gaps else None
+
+
+def cadence_words(seconds: float) -> str:
+    """'every 15 minutes', 'hourly', 'daily', 'weekly', 'monthly', 'yearly'."""
+    if seconds < 3_000.0:
+        return f"every {max(1, round(seconds / 60))} minutes"
+    for low, high, word in (
+        (3_000.0, 3_700.0, "hourly"),
+        (DAY_S * 0.9, DAY_S * 1.1, "daily"),
+        (DAY_S * 6.5, DAY_S * 7.5, "weekly"),
+        (DAY_S * 27, DAY_S * 32, "monthly"),
+        (DAY_S * 300, float("inf"), "yearly"),
+    ):
+        if low <= seconds < high:
+            return word
+    if seconds < DAY_S:
+        return f"every {round(seconds / 3600)} hours"
+    return f"every {round(seconds / DAY_S)} days"
+
+
+def _listed(values: frozenset[int], names: list[str] | None = None) -> str:
+    ordered = sorted(values)
+    return ", ".join(names[v] if names else str(v) for v in ordered)
+
+
+def describe(cron: Cron) -> str:
+    """What the five fields say, in words: 'at 07:00 on day-of-month 1 (every month)'."""
+    if len(cron.minutes) == 1 and len(cron.hours) == 1:
+        at = f"at {min(cron.hours):02d}:{min(cron.minutes):02d}"
+    else:
+        minutes = "minute" + ("s" if len(cron.minutes) > 1 else "")
+        hours = "every hour" if len(cron.hours) == 24 else f"hours {_listed(cron.hours)}"
+        at = f"at {minutes} {_listed(cron.minutes)} of {hours}"
+    days = []
+    if cron.days_restricted:
+        days.append(f"day-of-month {_listed(cron.days)}")
+    if cron.weekdays_restricted:
+        days.append(_listed(cron.weekdays, _DAY_NAMES))
+    when = f" on {' or '.join(days)}" if days else " every day"
+    months = (
+        f" in {_listed(frozenset(m - 1 for m in cron.months), _MONTH_NAMES)}"
+        if len(cron.months) < 12
+        else ""
+    )
+    return at + when + months
+
+
+_UNIT_S = {"minute": 60.0, "min": 60.0, "hour": 3600.0, "day": DAY_S, "night": DAY_S}
+_UNIT_S |= {"morning": DAY_S, "evening": DAY_S, "week": 7 * DAY_S, "month": 30 * DAY_S}
+_UNIT_S |= {d.lower(): 7 * DAY_S for d in _DAY_NAMES}
+_ADVERBS = {"hourly": 3600.0, "daily": DAY_S, "nightly": DAY_S, "weekly": 7 * DAY_S}
+_ADVERBS |= {"monthly": 30 * DAY_S, "yearly": 365 * DAY_S, "annually": 365 * DAY_S}
+_CADENCE = re.compile(
+    r"\b(?P<adverb>" + "|".join(_ADVERBS) + r")\b"
+    r"|\b(every|each)\s+(?P<n>\d+\s+)?(?P<unit>" + "|".join(_UNIT_S) + r")s?\b",
+    re.I,
+)
+
+
+def stated_cadence(words: str) -> float | None:
+    """How often the words say something should run, in seconds ("the weekly digest",
+    "every 15 minutes", "each Monday"), or None when they say no cadence."""
+    m = _CADENCE.search(words)
+    if m is None:
+        return None
+    if m.group("adverb"):
+        return _ADVERBS[m.group("adverb").lower()]
+    return _UNIT_S[m.group("unit").lower()] * int((m.group("n") or "1").strip())

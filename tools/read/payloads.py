@@ -239,6 +239,7 @@ class ServicePort(TypedDict, total=False):
 class Service(TypedDict):
     name: str
     type: str | None
+    headless: bool  # clusterIP None: DNS answers with the pods themselves (a StatefulSet's own)
     selector: dict[str, str]
     ports: list[ServicePort]
 

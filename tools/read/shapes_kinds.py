@@ -202,6 +202,7 @@ def service(obj: Json) -> p.Service:
     return {
         "name": str(meta.get("name")),
         "type": spec.get("type"),
+        "headless": spec.get("clusterIP") == "None",
         "selector": dict(spec.get("selector") or {}),
         "ports": [
             pick(port, ("name", "port", "targetPort", "protocol"))

@@ -273,9 +273,12 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
     out = []
     for sts in sets:
         ref = ctx.ref("StatefulSet", sts["name"])
-        if not ctx.in_focus(ref) or not sts["service_name"] or sts["service_name"] in names:
+        if not ctx.in_focus(ref) or not sts["service_name"] or not svc_id:
             continue
-        if not svc_id:
+        governing = next((s for s in services if s["name"] == sts["service_name"]), None)
+        if governing is not None:
+            if not governing.get("headless", True):  # a recording from before the field: as was
+                out.append(_not_headless(ctx, sts, governing, sid, svc_id))
             continue
         pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
         out.append(
@@ -323,6 +326,58 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def _not_headless(
+    ctx: Ctx, sts: p.StatefulSet, svc: p.Service, sid: str | None, svc_id: str | None
+) -> Finding:
+    """The governing Service exists but has a cluster IP: DNS gives its virtual IP, not a
+    record per pod, so `<pod>.<service>` names (how peers find each other) do not resolve."""
+    ref = ctx.ref("StatefulSet", sts["name"])
+    pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
+    example = f"{sts['name']}-0.{svc['name']}.{ctx.ns}.svc"
+    cause = (
+        f"StatefulSet {sts['name']}'s governing Service {svc['name']} is not headless (it has a "
+        f"cluster IP; spec.clusterIP is not None), so DNS has no per-pod records: names like "
+        f"{example} do not resolve and its pods cannot find each other"
+    )
+    return Finding(
+        cls=CauseClass.STATEFULSET_MISCONFIGURED,
+        cause=cause,
+        summary=f"StatefulSet {sts['name']}'s governing Service {svc['name']} is not headless",
+        impact=f"Peers of {sts['name']} cannot find each other by name; "
+        f"{sts['ready']}/{sts['replicas']} ready.",
+        chain=chain(
+            link(
+                S,
+                f"StatefulSet {sts['name']}: {sts['ready']}/{sts['replicas']} ready "
+                f"({len(pods)} pods).",
+                sid,
+                about=ref,
+            ),
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                sid,
+                svc_id,
+                about=ctx.ref("Service", svc["name"]),
+                facts=(
+                    fact(
+                        "k8s.services",
+                        f"[name={svc['name']}].headless",
+                        "eq",
+                        False,
+                        namespace=ctx.ns,
+                    ),
+                ),
+            ),
+        ),
+        explains={str(ref), str(ctx.ref("Service", svc["name"]))},
+        follow_ups=[
+            f"Make {svc['name']} headless again (clusterIP: None; a Service's cluster IP cannot "
+            "be changed in place: delete and re-create it)."
+        ],
+    )
 
 
 def pdbs(ctx: Ctx) -> list[Finding]:

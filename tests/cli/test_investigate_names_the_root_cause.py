@@ -1,5 +1,6 @@
 """`triage investigate` against the real control plane and Prometheus, on the scenarios that
-ship as `triage demo` bundles, graded as the corpus bench grades every scenario.
+ship as `triage demo` bundles and a few whose causal chains need links of their own, graded as
+the corpus bench grades every scenario.
 
 The CLI runs in-process as the reader identity (a real ServiceAccount token), exactly as a user
 would run it; the assertions read its JSON output: the root-cause class is the scenario's (or
@@ -26,7 +27,18 @@ from triage.core.errors import EXIT_OK
 pytestmark = [pytest.mark.cluster, pytest.mark.prometheus]
 
 DEV = {s.name for s in load_scenarios(split="dev")}
-SCENARIOS = sorted(n for n in demo_names() if n in DEV)
+# Beyond the demo bundles, incidents whose cause needs a link of its own: a CronJob schedule
+# read field by field against the cadence the question states, a LimitRanger bound and the
+# container that breaks it, a governing Service that is not headless behind a dependency's
+# UnknownHostException, an HPA held at its maximum by an External metric, a registry's 429.
+CHAINS = [
+    "weekly-digest-missing",
+    "replenishment-rollout-no-pods",
+    "zk-ensemble-after-cleanup",
+    "order-events-falling-behind",
+    "docs-search-upgrade-stuck",
+]
+SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 
 
 def investigate(

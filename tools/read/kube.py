@@ -38,8 +38,9 @@ class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
             raw = self._raw("/api/v1/namespaces/{name}", name=namespace)
             obj = json.loads(raw)
             phase = (obj.get("status") or {}).get("phase")
+            labels = dict((obj.get("metadata") or {}).get("labels") or {})  # what policies select
             return (
-                {"name": namespace, "phase": phase},
+                {"name": namespace, "phase": phase, "labels": labels},
                 f"namespace {namespace} exists ({phase})",
                 digest(raw),
             )

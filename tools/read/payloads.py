@@ -268,13 +268,16 @@ class StorageClass(TypedDict):
 
 class MetricValue(TypedDict):
     name: str | None
+    kind: str | None  # Resource, ContainerResource, Pods, Object, External
     utilization: int | None
-    value: str | None
+    value: str | None  # averageValue or value, as the API writes it ("48250", "500m")
 
 
 class MetricTarget(TypedDict):
     name: str | None
+    kind: str | None
     utilization: int | None
+    value: str | None
 
 
 class ScaleTarget(TypedDict):

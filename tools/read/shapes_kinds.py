@@ -140,26 +140,55 @@ def cronjob(obj: Json) -> p.CronJob:
     }
 
 
+_METRIC_SOURCES = {
+    "Resource": "resource",
+    "ContainerResource": "containerResource",
+    "Pods": "pods",
+    "Object": "object",
+    "External": "external",
+}
+
+
+def _metric_source(m: Json) -> tuple[str | None, str | None, Json]:
+    """(type, metric name, its source block) of one HPA metric of any of the five types."""
+    kind = m.get("type")
+    src = m.get(_METRIC_SOURCES.get(str(kind), "resource")) or {}
+    if kind in (None, "Resource", "ContainerResource"):
+        return kind, src.get("name"), src
+    return kind, get(src, "metric", "name"), src
+
+
+def _quantity(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def hpa(obj: Json) -> p.HPA:
     meta = obj.get("metadata", {})
     spec = obj.get("spec", {})
     status = obj.get("status", {})
     metrics: list[p.MetricValue] = []
     for m in status.get("currentMetrics") or []:
-        res = m.get("resource") or {}
-        cur = res.get("current") or {}
+        kind, name, src = _metric_source(m)
+        cur = src.get("current") or {}
         metrics.append(
             {
-                "name": res.get("name"),
+                "name": name,
+                "kind": kind,
                 "utilization": cur.get("averageUtilization"),
-                "value": cur.get("averageValue"),
+                "value": _quantity(cur.get("averageValue") or cur.get("value")),
             }
         )
     targets: list[p.MetricTarget] = []
     for m in spec.get("metrics") or []:
-        res = m.get("resource") or {}
+        kind, name, src = _metric_source(m)
+        aim = src.get("target") or {}
         targets.append(
-            {"name": res.get("name"), "utilization": get(res, "target", "averageUtilization")}
+            {
+                "name": name,
+                "kind": kind,
+                "utilization": aim.get("averageUtilization"),
+                "value": _quantity(aim.get("averageValue") or aim.get("value")),
+            }
         )
     return {
         "name": str(meta.get("name")),

@@ -184,12 +184,15 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
     ]
     rising = symptoms(ctx)
     failing = _unhandled_failures(ctx)
-    if troubled or ranked or rising or failing:
+    erring = _error_ratio_now(ctx)
+    if troubled or ranked or rising or failing or erring > ERROR_RATIO_FLOOR:
         seen = (
             f"{len(troubled)} unhealthy pod(s) of what was asked about (e.g. {troubled[0]['name']})"
             if troubled
             else f"the {rising[0][0]} rose"
             if rising
+            else f"{erring:.1%} of requests fail now"
+            if erring > ERROR_RATIO_FLOOR and not ranked and not failing
             else short(ranked[0].summary, 160)
             if ranked
             else f'the log of {failing[0][0]} says "{short(failing[0][1], 160)}"'
@@ -207,6 +210,20 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
 
 
 # -- no fault, with reasons ------------------------------------------------------------------
+
+
+ERROR_RATIO_FLOOR = 0.05  # the judge's floor too (judge/symptoms.py): above it, not "no fault"
+
+
+def _error_ratio_now(ctx: Ctx) -> float:
+    """The last point of the error-ratio series read, 0 when none was: a chronic ratio that
+    never rose in the window is as much a fault as one that did."""
+    for ev in ctx.facts.evidence:
+        if ev.ok and (ev.purpose or "").startswith("error_ratio:"):
+            values = series_values((ev.data or [{}])[0])
+            if values:
+                return float(values[-1])
+    return 0.0
 
 
 def _unhandled_failures(ctx: Ctx) -> list[tuple[str, str]]:

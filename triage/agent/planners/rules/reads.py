@@ -375,6 +375,8 @@ def hops(ctx: Ctx) -> list[ToolCall]:
                 call("k8s.deployments", namespace=ns),
                 call("k8s.statefulsets", namespace=ns),
                 call("k8s.events", namespace=ns, warnings_only=True),
+                # what admits callers into the dependency's pods: policies live beside them
+                call("k8s.network_policies", namespace=ns),
             ]
         out.append(call("k8s.endpoints", namespace=ns, service=svc))
         if ns != ctx.ns:

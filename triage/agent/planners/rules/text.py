@@ -494,7 +494,8 @@ def port_in(text: str) -> int | None:
 
 
 def service_of(host: str, namespace: str) -> tuple[str, str] | None:
-    """(service, namespace) a cluster host name points at: svc, svc.ns, svc.ns.svc[...]."""
+    """(service, namespace) a cluster host name points at: svc, svc.ns, svc.ns.svc[...], and
+    a StatefulSet pod's own name under its governing Service, pod.svc.ns.svc[...]."""
     parts = host.lower().split(".")
     if len(parts) == 1:
         return parts[0], namespace
@@ -502,6 +503,8 @@ def service_of(host: str, namespace: str) -> tuple[str, str] | None:
         return parts[0], parts[1]
     if len(parts) >= 3 and parts[2] == "svc":
         return parts[0], parts[1]
+    if len(parts) >= 4 and parts[3] == "svc":  # a pod under its Service: pod.svc.ns.svc[...]
+        return parts[1], parts[2]
     return None
 
 

@@ -17,6 +17,52 @@ def _cond(hpa: p.HPA, kind: str) -> p.Condition | None:
     return next((c for c in hpa["conditions"] if c.get("type") == kind), None)
 
 
+def _said(m: p.MetricValue | p.MetricTarget) -> str:
+    kind = m.get("kind") or "Resource"
+    what = "CPU" if m.get("name") == "cpu" else f"{kind} metric {m.get('name')}"
+    if m.get("utilization") is not None:
+        return f"{what} at {m.get('utilization')}%"
+    return f"{what} at {m.get('value')}"
+
+
+def _number(value: str | None) -> float | None:
+    """A quantity as the API writes it: 48250, 1k, 500m, 2.5."""
+    if not value:
+        return None
+    scale = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9}.get(value[-1], 1.0)
+    try:
+        return float(value[:-1] if scale != 1.0 else value) * scale
+    except ValueError:
+        return None
+
+
+def _over_target(h: p.HPA) -> str | None:
+    """'External metric kafka_lag at 48250 against a target of 1k': the first metric of any
+    type above its target (utilization against utilization, value against value)."""
+    for cur in h["current_metrics"]:
+        aim = next(
+            (
+                t
+                for t in h["target_metrics"]
+                if t.get("name") == cur.get("name") and t.get("kind") == cur.get("kind")
+            ),
+            None,
+        )
+        if aim is None:
+            continue
+        used, want = cur.get("utilization"), aim.get("utilization")
+        if used is not None and want is not None and used > want:
+            return f"{_said(cur)} against a {want}% target"
+        value, limit = _number(cur.get("value")), _number(aim.get("value"))
+        if value is not None and limit is not None and value > limit:
+            return f"{_said(cur)} against a target of {aim.get('value')}"
+    return None
+
+
+def _first_metric(h: p.HPA) -> str:
+    return _said(h["current_metrics"][0]) if h["current_metrics"] else "its metrics read nothing"
+
+
 def hpas(ctx: Ctx) -> list[Finding]:
     hpas_, hid = ctx.facts.hpas(ctx.ns)
     out = []
@@ -81,23 +127,15 @@ def hpas(ctx: Ctx) -> list[Finding]:
         at_max = h["max_replicas"] is not None and (h["current_replicas"] or 0) >= h["max_replicas"]
         limited = _cond(h, "ScalingLimited")
         if at_max:
-            cpu: p.MetricValue | dict[str, int] = next(
-                (m for m in h["current_metrics"] if m.get("name") == "cpu"), {}
-            )
-            want: p.MetricTarget | dict[str, int] = next(
-                (m for m in h["target_metrics"] if m.get("name") == "cpu"), {}
-            )
-            used, aim = cpu.get("utilization"), want.get("utilization")
-            busy = used is not None and aim is not None and used > aim
-            if not busy and not (limited and limited.get("status") == "True"):
+            over = _over_target(h)
+            if over is None and not (limited and limited.get("status") == "True"):
                 continue
+            load = over or _first_metric(h)
             out.append(
                 Finding(
                     cls=CauseClass.HPA_AT_MAX,
                     cause=f"HPA {h['name']} is held at maxReplicas {h['max_replicas']} (desired "
-                    f"{h['desired_replicas']}) while CPU is {cpu.get('utilization', '?')}% "
-                    f"against a {want.get('utilization', '?')}% target: maxReplicas is too "
-                    f"low for the load",
+                    f"{h['desired_replicas']}) while {load}: maxReplicas is too low for the load",
                     summary=f"HPA {h['name']} is pinned at maxReplicas {h['max_replicas']} under "
                     f"load",
                     impact=f"{target} cannot scale out further; latency and errors rise with load.",
@@ -111,8 +149,7 @@ def hpas(ctx: Ctx) -> list[Finding]:
                         link(
                             C,
                             f"HPA {h['name']}: max {h['max_replicas']}, desired "
-                            f"{h['desired_replicas']}, CPU {cpu.get('utilization', '?')}% vs "
-                            f"target {want.get('utilization', '?')}%"
+                            f"{h['desired_replicas']}, {load}"
                             + (f"; ScalingLimited {limited.get('reason')}" if limited else "")
                             + ".",
                             hid,

@@ -38,8 +38,17 @@ def _egress_blocks(
 
 
 def _ingress_blocks(
-    policies: list[p.NetworkPolicy], target: p.Pod, client: p.Pod, same_ns: bool
+    policies: list[p.NetworkPolicy],
+    target: p.Pod,
+    client: p.Pod,
+    same_ns: bool,
+    client_ns_labels: dict[str, str] | None,
 ) -> p.NetworkPolicy | None:
+    """The first policy selecting `target` when no ingress rule of any selecting policy admits
+    `client` (policies add up: one rule that admits it is enough). A peer admits by its pod
+    selector (in the policy's own namespace) or its namespace selector (matched against the
+    client namespace's labels; an unknown label set admits, so nothing is claimed unread)
+    together with its pod selector; an ipBlock is not matched against pods."""
     selecting = [
         pol
         for pol in policies
@@ -53,11 +62,20 @@ def _ingress_blocks(
             if not peers:
                 return None  # allows everything
             for peer in peers:
-                if (
-                    "pods" in peer
-                    and (not peer["pods"] or selects(peer["pods"], client["labels"]))
-                    and ("namespaces" not in peer) == same_ns
-                ):
+                if "cidr" in peer and len(peer) == 1:
+                    continue
+                pods_ok = (
+                    "pods" not in peer
+                    or not peer["pods"]
+                    or selects(peer["pods"], client["labels"])
+                )
+                if "namespaces" in peer:
+                    ns_ok = client_ns_labels is None or selects(
+                        peer["namespaces"], client_ns_labels
+                    )
+                else:
+                    ns_ok = same_ns
+                if pods_ok and ns_ok:
                     return None
     return selecting[0]
 
@@ -209,7 +227,15 @@ def dependencies(ctx: Ctx) -> list[Finding]:
         dep_pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
         theirs, tid = ctx.facts.network_policies(ns)
         if dep_pods and family is text.Family.CONNECTION:
-            blocker = _ingress_blocks(theirs, dep_pods[0], caller_pod, same_ns=ns == ctx.ns)
+            own = ctx.facts.get("k8s.namespace", namespace=ctx.ns)
+            own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
+            blocker = _ingress_blocks(
+                theirs,
+                dep_pods[0],
+                caller_pod,
+                same_ns=ns == ctx.ns,
+                client_ns_labels=own_labels if isinstance(own_labels, dict) else None,
+            )
             if blocker is not None:
                 out.append(
                     _policy(
@@ -220,7 +246,13 @@ def dependencies(ctx: Ctx) -> list[Finding]:
                         tid,
                         f"NetworkPolicy {blocker['name']} in {ns} admits ingress to {svc_name}'s "
                         f"pods only from {_peers_text(blocker)}, which {caller.name}'s pods "
-                        f"(labels {_labels(caller_pod['labels'])}) are not",
+                        f"(labels {_labels(caller_pod['labels'])}"
+                        + (
+                            f", in namespace {ctx.ns} labelled {_labels(own_labels)}"
+                            if ns != ctx.ns and isinstance(own_labels, dict)
+                            else ""
+                        )
+                        + ") are not",
                         dep_ref,
                     )
                 )
@@ -237,7 +269,7 @@ def _peers_text(pol: p.NetworkPolicy) -> str:
     peers = [peer for rule in pol["ingress"] for peer in rule]
     return (
         "; ".join(
-            f"pods with labels {_labels(peer.get('pods'))}"
+            (f"pods with labels {_labels(peer.get('pods'))}" if peer.get("pods") else "any pod")
             + (
                 f" in namespaces with labels {_labels(peer.get('namespaces'))}"
                 if "namespaces" in peer

@@ -6,6 +6,7 @@ from __future__ import annotations
 from tools.read import payloads as p
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import workload_of
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -46,6 +47,19 @@ def eligible(pod: p.Pod, nodes_: list[p.Node]) -> list[p.Node]:
     return [n for n in nodes_ if allowed(n)]
 
 
+def usable(ctx: Ctx, pod: p.Pod, nodes_: list[p.Node]) -> list[p.Node]:
+    """`eligible` less the nodes its own workload already holds when it keeps one replica per
+    node (a required anti-affinity on the hostname): where a Pending replica could still go."""
+    spread = any("anti-affinity" in a and "hostname" in a for a in pod["affinity"])
+    mine = workload_of(pod)
+    held = {
+        x["node"]
+        for x in ctx.facts.pods(ctx.ns)[0]
+        if spread and x["name"] != pod["name"] and x["node"] and workload_of(x) == mine
+    }
+    return [n for n in eligible(pod, nodes_) if n["name"] not in held]
+
+
 def _heaviest(ctx: Ctx, node: p.Node) -> str:
     """Who holds the node's memory: its pods that were read, unlimited ones first."""
     on = [x for x in ctx.facts.pods(ctx.ns)[0] if x["node"] == node["name"]]
@@ -75,7 +89,7 @@ def nodes(ctx: Ctx) -> list[Finding]:
             for x in ctx.focus_pods
             if x["phase"] == "Pending"
             and not x["node"]
-            and (fit := eligible(x, all_nodes))
+            and (fit := usable(ctx, x, all_nodes))
             and all(unhealthy(n) is not None for n in fit)
             and node in fit
         ]
@@ -102,6 +116,11 @@ def nodes(ctx: Ctx) -> list[Finding]:
             if on
             else f"pod {subject['name']} is Pending and {node['name']} is the only node its "
             f"nodeSelector {subject['node_selector'] or '{}'} and tolerations allow"
+            + (
+                " that its own replicas do not already hold (one per node)"
+                if len(eligible(subject, all_nodes)) > len(usable(ctx, subject, all_nodes))
+                else ""
+            )
         )
         if on and subject["reason"] == "Evicted" and subject["message"]:
             # the kubelet's eviction message names the container and what it used against

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from tools.read import payloads as p
-from triage.agent.planners.rules.analyzers.nodes import eligible, unhealthy
+from triage.agent.planners.rules.analyzers.nodes import unhealthy, usable
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref
@@ -99,7 +99,7 @@ def pending(ctx: Ctx) -> list[Finding]:
                 f"exclude every node: {short(msg, 200)}"
             ) + _why_not(pod, nodes)
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
-        fit = eligible(pod, nodes)
+        fit = usable(ctx, pod, nodes)
         sick = {str(Ref("Node", "", n["name"])) for n in fit if unhealthy(n) is not None}
         out.append(
             Finding(

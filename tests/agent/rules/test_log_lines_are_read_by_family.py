@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tools.read import payloads as p
+from triage.agent.planners.rules import text
 from triage.agent.planners.rules.quantities import memory_settings, quantity_bytes
 from triage.agent.planners.rules.text import (
     Endpoint,
@@ -312,3 +313,26 @@ def test_where_it_failed_is_the_innermost_frame_of_the_application(
     log: list[str], expected: str | None
 ) -> None:
     assert frame(log) == expected
+
+
+def test_a_load_balancers_health_checks_are_told_from_clients() -> None:
+    # Google Cloud documents 35.191.0.0/16 and 130.211.0.0/22 as its health checkers' sources
+    probes = [
+        "http: TLS handshake error from 35.191.12.141:41876: EOF",
+        "http: TLS handshake error from 130.211.3.70:50522: EOF",
+    ]
+    said = text.health_checkers(probes)
+    assert said is not None
+    assert "Google Cloud" in said
+    assert "35.191.0.0/16" in said
+    assert (
+        text.health_checkers([*probes, "http: TLS handshake error from 81.2.69.1:443: EOF"]) is None
+    )
+    assert text.health_checkers(["http: TLS handshake error: EOF"]) is None  # no address: unknown
+    assert text.health_checkers([]) is None
+
+
+def test_a_statefulset_pods_own_name_leads_to_its_service() -> None:
+    assert text.service_of("zk-1.zk-hs.data.svc.cluster.local", "app") == ("zk-hs", "data")
+    assert text.service_of("orders-mongo.data.svc", "app") == ("orders-mongo", "data")
+    assert text.service_of("api.example.com", "app") is None

@@ -397,6 +397,28 @@ def _restarts_explained(ctx: Ctx) -> list[Claim | None]:
     return out
 
 
+STARTUP_S = 120.0  # a probe that fails this soon after its container started: start-up
+
+
+def _at_startup(pod: p.Pod, e: p.Event) -> str:
+    """'; it fired 4 s after the container started, before it was first Ready: a transient
+    start-up failure' when the warning's last time is within STARTUP_S of the start of a
+    container that has not restarted since."""
+    last = _ts(str(e["last_seen"])) if e["last_seen"] else None
+    for c in pod["containers"]:
+        at = (c["state"] or {}).get("started_at")
+        started = _ts(str(at)) if at else None
+        if last is None or started is None or c["restarts"]:
+            continue
+        if -5.0 <= last - started <= STARTUP_S:
+            return (
+                f"; it fired {max(0.0, last - started):.0f} s after container {c['name']} "
+                "started, before the pod was first Ready: a transient start-up failure, "
+                "expected while the server is still starting"
+            )
+    return ""
+
+
 def _rolled_out_owner(ctx: Ctx, replicaset: str) -> p.Deployment | None:
     """The Deployment owning `replicaset` when all its replicas run the newest revision."""
     for d in ctx.facts.deployments(ctx.ns)[0]:
@@ -427,6 +449,7 @@ def _events_explained(ctx: Ctx) -> list[Claim | None]:
             why = (
                 f"pod {name} is Ready now ({sum(c['restarts'] for c in pod['containers'])} "
                 f"restart(s)): the {e['reason']} warning (last {e['last_seen']}) is over"
+                + _at_startup(pod, e)
             )
         elif kind == "Pod" and pod is None:
             why = f"pod {name} no longer exists: its {e['reason']} warning is history"
@@ -478,8 +501,12 @@ def _logs_explained(ctx: Ctx) -> list[Claim | None]:
             coped = text.handled(" ".join(ln.text for ln in group))
             parts.append(f'{len(group)}x "{short(said, 100)}"' + (f" ({coped})" if coped else ""))
         all_handled = all(text.handled(" ".join(ln.text for ln in g)) for g in groups.values())
+        probes = text.health_checkers([ln.text for ln in loud])
         verdict = (
-            "every one is an error the program handles, benign for availability"
+            f"every one comes from {probes}, which open a connection and close it without "
+            "speaking TLS or HTTP: the load balancer's health checks, expected and harmless"
+            if probes
+            else "every one is an error the program handles, benign for availability"
             if all_handled
             else "the pod is Ready and serving, so none of them takes the service down"
         )

@@ -11,6 +11,7 @@ pattern per incident; `family()` is the one place they are decided.
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import re
 from dataclasses import dataclass
@@ -533,3 +534,40 @@ EXIT_MEANING = {
     139: "SIGSEGV (a segmentation fault)",
     143: "SIGTERM (asked to stop, e.g. by a failing liveness probe)",
 }
+
+
+# Where cloud load balancers' health checks come from, as their providers document them: a
+# connection from there that closes at once ("TLS handshake error ... EOF") is a probe.
+HEALTH_CHECK_RANGES = (
+    ("35.191.0.0/16", "Google Cloud load balancer health-check ranges"),
+    ("130.211.0.0/22", "Google Cloud load balancer health-check ranges"),
+    ("209.85.152.0/22", "Google Cloud load balancer health-check ranges"),
+    ("209.85.204.0/22", "Google Cloud load balancer health-check ranges"),
+    ("168.63.129.16/32", "Azure's load balancer health probe (168.63.129.16)"),
+)
+_IPV4 = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?\b")
+
+
+def health_checkers(lines: list[str]) -> str | None:
+    """What every one of these lines' client addresses is, when each names one and all fall
+    in a load balancer's documented health-check ranges ("Google Cloud load balancer
+    health-check ranges (35.191.0.0/16, 130.211.0.0/22)"); None otherwise."""
+    networks = [(ipaddress.ip_network(cidr), what) for cidr, what in HEALTH_CHECK_RANGES]
+    seen: dict[str, set[str]] = {}
+    for line in lines:
+        found = False
+        for m in _IPV4.finditer(line):
+            try:
+                address = ipaddress.ip_address(m.group(1))
+            except ValueError:
+                continue
+            hit = next(((net, what) for net, what in networks if address in net), None)
+            if hit is None:
+                return None  # a client from elsewhere: not (only) health checks
+            seen.setdefault(hit[1], set()).add(str(hit[0]))
+            found = True
+        if not found:
+            return None
+    if not seen:
+        return None
+    return "; ".join(f"{what} ({', '.join(sorted(nets))})" for what, nets in seen.items())

@@ -421,12 +421,20 @@ def _probe_kill(
         )
     else:
         timed_out = bool(re.search(r"timeout|deadline exceeded|timed out", message, re.I))
+        waits = _probe_waits(ctx, pod, c, str(probe.get("path") or "")) if timed_out else None
         cause = (
             f"the {kind} probe ({target}, {probe_text}) fails and the kubelet kills a container "
             f"that otherwise runs: {short(message, 160)}"
             + (
                 f" — the probe gives the app only timeoutSeconds {timeout}s to answer"
                 if timed_out
+                else ""
+            )
+            + (
+                f'; what the probe waits on, in the app\'s own log: "{short(waits, 200)}" (the '
+                "handler checks a dependency before it answers, and that dependency is slower "
+                "than the timeout)"
+                if waits
                 else ""
             )
         )
@@ -469,6 +477,23 @@ def _probe_kill(
             f"{kind} probe starts after start-up."
         ],
     )
+
+
+_SLOW = re.compile(r"\bslow|timed? ?out|timeout|took \d|latency|deadline", re.I)
+
+
+def _probe_waits(ctx: Ctx, pod: p.Pod, c: p.Container, path: str) -> str | None:
+    """The log line (this instance's or the one before) that says the health endpoint, or a
+    check it runs, is slow: what a probe that times out is waiting on."""
+    health = re.compile(rf"health|{re.escape(path)}" if path else "health", re.I)
+    for previous in (False, True):
+        log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], previous)
+        if not lid:
+            continue
+        hit = next((ln for ln in reversed(log) if _SLOW.search(ln) and health.search(ln)), None)
+        if hit:
+            return hit.strip()
+    return None
 
 
 # -- readiness --------------------------------------------------------------------------------

@@ -70,30 +70,42 @@ class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
     def find_pods(self, label_selector: str) -> ToolResult:
         """Pods of every namespace matching a label selector: where a controller runs (an
         ingress controller serving a class), never a survey — the selector is required."""
+        return self._result(
+            "k8s.find_pods",
+            {"label_selector": label_selector},
+            lambda: self._pod_refs(label_selector=label_selector),
+        )
 
-        def produce() -> tuple[Any, str, str]:
-            listed = self._list("/api/v1/pods", label_selector=label_selector)
-            self._truncated = listed.truncated
-            found: list[PodRef] = []
-            for item in listed.items:
-                pod = shapes.pod(item)
-                found.append(
-                    {
-                        "namespace": str((item.get("metadata") or {}).get("namespace")),
-                        "name": pod["name"],
-                        "phase": pod["phase"],
-                        "ready": pod["ready"],
-                        "labels": pod["labels"],
-                        "containers": [c["name"] for c in pod["containers"]],
-                        "args": _first_command(pod),
-                    }
-                )
-            excerpt = f"{len(found)} pod(s): " + ", ".join(
-                f"{x['namespace']}/{x['name']}" for x in found[:6]
+    def pods_on_node(self, node: str) -> ToolResult:
+        """Pods of every namespace on one node (a field selector: at most the node's pod
+        capacity): what a drain of it must evict, or its failure takes down."""
+        return self._result(
+            "k8s.pods_on_node",
+            {"node": node},
+            lambda: self._pod_refs(field_selector=f"spec.nodeName={node}"),
+        )
+
+    def _pod_refs(self, **selector: str) -> tuple[Any, str, str]:
+        listed = self._list("/api/v1/pods", **selector)
+        self._truncated = listed.truncated
+        found: list[PodRef] = []
+        for item in listed.items:
+            pod = shapes.pod(item)
+            found.append(
+                {
+                    "namespace": str((item.get("metadata") or {}).get("namespace")),
+                    "name": pod["name"],
+                    "phase": pod["phase"],
+                    "ready": pod["ready"],
+                    "labels": pod["labels"],
+                    "containers": [c["name"] for c in pod["containers"]],
+                    "args": _first_command(pod),
+                }
             )
-            return found, excerpt, listed.digest
-
-        return self._result("k8s.find_pods", {"label_selector": label_selector}, produce)
+        excerpt = f"{len(found)} pod(s): " + ", ".join(
+            f"{x['namespace']}/{x['name']}" for x in found[:6]
+        )
+        return found, excerpt, listed.digest
 
     def events(
         self,

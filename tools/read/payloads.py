@@ -138,7 +138,7 @@ class Pod(TypedDict):
 
 
 class PodRef(TypedDict):
-    """A pod found across namespaces (k8s.find_pods)."""
+    """A pod found across namespaces (k8s.find_pods, k8s.pods_on_node)."""
 
     namespace: str
     name: str

@@ -77,6 +77,10 @@ class FindPodsArgs(_Args):
     label_selector: str = Field(min_length=3, max_length=512)
 
 
+class NodePodsArgs(_Args):
+    node: str = Field(min_length=1, max_length=253)
+
+
 class NoArgs(_Args):
     pass
 
@@ -136,6 +140,12 @@ SPECS: tuple[ToolSpec, ...] = (
         "Pods in every namespace the reader may list that match a label selector (required): "
         "namespace, name, phase, readiness, container names.",
         FindPodsArgs,
+    ),
+    ToolSpec(
+        "k8s.pods_on_node",
+        "Pods of every namespace the reader may list that run on one node (where a drain or a "
+        "node's failure lands): namespace, name, phase, readiness, labels.",
+        NodePodsArgs,
     ),
     ToolSpec("k8s.services", "Services and their selectors.", NamespaceArgs),
     ToolSpec("k8s.endpoints", "Ready and not-ready endpoints behind a service.", ServiceArgs),
@@ -252,6 +262,7 @@ class ReadRegistry:
             "k8s.rollout_history": lambda a: k.rollout_history(a.namespace, a.deployment),
             "k8s.nodes": lambda a: k.nodes(a.label_selector),
             "k8s.find_pods": lambda a: k.find_pods(a.label_selector),
+            "k8s.pods_on_node": lambda a: k.pods_on_node(a.node),
             "k8s.services": lambda a: k.services(a.namespace),
             "k8s.endpoints": lambda a: k.endpoints(a.namespace, a.service),
             "k8s.pvcs": lambda a: k.pvcs(a.namespace),

@@ -181,6 +181,9 @@ class Facts:
     def find_pods(self, selector: str) -> tuple[list[p.PodRef], str | None]:
         return self.listed("k8s.find_pods", p.PodRef, label_selector=selector)
 
+    def pods_on_node(self, node: str) -> tuple[list[p.PodRef], str | None]:
+        return self.listed("k8s.pods_on_node", p.PodRef, node=node)
+
     def webhooks(self) -> tuple[list[p.Webhook], str | None]:
         return self.listed("k8s.webhooks", p.Webhook)
 

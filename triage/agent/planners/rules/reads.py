@@ -27,7 +27,7 @@ from tools.read import payloads as p
 from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import selects, workload_of
+from triage.agent.planners.rules.facts import Ref, selects, workload_of
 from triage.core.models import Goal
 
 MAX_LOG_WORKLOADS = 4
@@ -193,6 +193,19 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     if _forbidden_namespaces(ctx):
         out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
     out += hops(ctx)
+    out += node_hops(ctx)
+    return out
+
+
+def node_hops(ctx: Ctx) -> list[ToolCall]:
+    """A node the question names that is cordoned: what runs on it (every namespace), and the
+    disruption budgets of those pods' namespaces, which decide whether a drain can finish."""
+    out: list[ToolCall] = []
+    cordoned = [n["name"] for n in ctx.facts.nodes()[0] if n["unschedulable"]]
+    for node in [n for n in cordoned if str(Ref("Node", "", n)) in ctx.focus][:MAX_HOPS]:
+        out.append(call("k8s.pods_on_node", node=node))
+        spaces = sorted({x["namespace"] for x in ctx.facts.pods_on_node(node)[0]} - {ctx.ns})
+        out += [call("k8s.pdbs", namespace=ns) for ns in spaces[:MAX_HOPS]]
     return out
 
 

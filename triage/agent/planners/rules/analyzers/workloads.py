@@ -448,6 +448,76 @@ def pdbs(ctx: Ctx) -> list[Finding]:
                 follow_ups=[f"Scale {ref.name} up first, or relax {pdb['name']} for the drain."],
             )
         )
+    for node in [n for n in cordoned if str(ctx.ref("Node", n, "")) in ctx.focus]:
+        out += _drain_held(ctx, node, nid)
+    return out
+
+
+def _rule(pdb: p.PDB) -> str:
+    return (
+        f"minAvailable {pdb['min_available']}"
+        if pdb["min_available"] is not None
+        else f"maxUnavailable {pdb['max_unavailable']}"
+    )
+
+
+def _drain_held(ctx: Ctx, node: str, nid: str | None) -> list[Finding]:
+    """A cordoned node the question names, and the budgets of the pods on it in other
+    namespaces: one that allows no disruption holds the drain, wherever it lives."""
+    on, oid = ctx.facts.pods_on_node(node)
+    out = []
+    for ns in sorted({x["namespace"] for x in on} - {ctx.ns}):
+        budgets, bid = ctx.facts.pdbs(ns)
+        for pdb in budgets:
+            held = [x for x in on if x["namespace"] == ns and selects(pdb["selector"], x["labels"])]
+            if pdb["allowed_disruptions"] > 0 or not held:
+                continue
+            names = ", ".join(x["name"] for x in held[:3])
+            cause = (
+                f"PodDisruptionBudget {pdb['name']} in {ns} ({_rule(pdb)}) allows 0 disruptions "
+                f"({pdb['current_healthy']}/{pdb['desired_healthy']} healthy), and pods it guards "
+                f"run on {node} ({names}): every eviction of them is refused (429 Too Many "
+                f"Requests), so the drain of {node} cannot finish"
+            )
+            node_ref = ctx.ref("Node", node, "")
+            out.append(
+                Finding(
+                    cls=CauseClass.PDB_BLOCKING,
+                    cause=cause,
+                    summary=f"The drain of {node} is held by PodDisruptionBudget {pdb['name']}",
+                    impact=f"{node} cannot be drained or replaced until a guarded pod may go.",
+                    chain=chain(
+                        link(
+                            S,
+                            f"Node {node} is cordoned; it still runs {len(on)} pod(s), "
+                            f"{len(held)} of them guarded by {pdb['name']} ({names}).",
+                            nid,
+                            oid,
+                            about=node_ref,
+                        ),
+                        link(
+                            C,
+                            cause[0].upper() + cause[1:] + ".",
+                            bid,
+                            about=ctx.ref("PodDisruptionBudget", pdb["name"], ns),
+                            facts=(
+                                fact(
+                                    "k8s.pdbs",
+                                    f"[name={pdb['name']}].allowed_disruptions",
+                                    "eq",
+                                    0,
+                                    namespace=ns,
+                                ),
+                            ),
+                        ),
+                    ),
+                    explains={str(node_ref)},
+                    follow_ups=[
+                        f"Relax {pdb['name']} (maxUnavailable 1) for the drain, or scale what it "
+                        "guards up first so one pod may go."
+                    ],
+                )
+            )
     return out
 
 

@@ -30,13 +30,24 @@ DEV = {s.name for s in load_scenarios(split="dev")}
 # Beyond the demo bundles, incidents whose cause needs a link of its own: a CronJob schedule
 # read field by field against the cadence the question states, a LimitRanger bound and the
 # container that breaks it, a governing Service that is not headless behind a dependency's
-# UnknownHostException, an HPA held at its maximum by an External metric, a registry's 429.
+# UnknownHostException, an HPA held at its maximum by an External metric, a registry's 429, a
+# NetworkPolicy's namespaceSelector in the dependency's namespace, a cordoned node's pods and
+# their budget in another namespace, a NotReady node behind a Pending replica, a liveness
+# timeout and the dependency its handler waits on, a worker pool sized from the node's CPUs;
+# and two honest negatives (a load balancer's health checks, a probe failing at start-up).
 CHAINS = [
     "weekly-digest-missing",
     "replenishment-rollout-no-pods",
     "zk-ensemble-after-cleanup",
     "order-events-falling-behind",
     "docs-search-upgrade-stuck",
+    "returns-api-db-timeouts",
+    "drifted-node-stays",
+    "image-proxy-half-failing",
+    "claims-portal-exit-137",
+    "geocoder-bigger-nodes",
+    "auth-edge-handshake-errors",
+    "billing-ui-warning-events",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

@@ -67,6 +67,55 @@ _SIZED = re.compile(r"(bytes|_mb|_gb|size|items|entries|rows|objects)\b", re.I)
 _SIZING = re.compile(r"(CACHE|MAX|POOL|BUFFER|QUEUE|BATCH|WORKERS|THREADS|CONCURRENCY)", re.I)
 
 
+_BOOTED = re.compile(
+    r"\b(boot\w*|spawn\w*|start\w*|fork\w*)\s+(a\s+)?(new\s+)?(worker|child|process)\w*"
+    r"[^\n]*?\bpid[:= ]+(?P<pid>\d+)",
+    re.I,
+)
+
+
+def _cpus(value: object) -> float | None:
+    text_ = str(value or "")
+    try:
+        return float(text_[:-1]) / 1000 if text_.endswith("m") else float(text_)
+    except ValueError:
+        return None
+
+
+def _workers(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None] | None:
+    """How many worker processes the instance before the kill started (a pre-fork server
+    says so per worker: gunicorn, puma, uwsgi, php-fpm), and when that number is the usual
+    formula over the node's CPUs (n, 2n, 2n + 1) while the container's CPU limit is smaller,
+    that the pool is sized from the node, not the container: each worker holds its own copy."""
+    log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+    pids = {m.group("pid") for ln in log if (m := _BOOTED.search(ln))}
+    if len(pids) < 2:
+        return None
+    n = len(pids)
+    server = next(
+        (
+            w
+            for w in ("gunicorn", "puma", "uwsgi", "php-fpm", "unicorn")
+            if any(w in ln.lower() for ln in log)
+        ),
+        "the server",
+    )
+    said = f"the instance before the kill booted {n} {server} workers (one process each)"
+    node = next((x for x in ctx.facts.nodes()[0] if x["name"] == pod["node"]), None)
+    cpus = _cpus(node["allocatable"].get("cpu")) if node else None
+    limit = _cpus(c["limits"].get("cpu"))
+    if cpus and n in (int(cpus), int(2 * cpus), int(2 * cpus + 1)):
+        formula = {int(cpus): "the CPU count", int(2 * cpus): "2 x the CPU count"}.get(
+            n, "2 x the CPU count + 1"
+        )
+        said += (
+            f": {n} is {formula} of its node {pod['node']} ({cpus:g} CPUs)"
+            + (f", not of its {limit:g}-CPU limit" if limit is not None and limit < cpus else "")
+            + " — the pool is sized from the node's CPUs, and every worker holds its own memory"
+        )
+    return said, lid
+
+
 def _held_before_the_kill(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None] | None:
     """What the killed instance said it held just before the kill (its last lines that give a
     size: a cache, an image, a batch) and the settings that size it (CACHE_MAX_ITEMS=50000)."""
@@ -202,7 +251,7 @@ def oom(ctx: Ctx) -> list[Finding]:
             )
         else:
             at = f" (working set up to {quantities.human(peak)})" if peak else ""
-            holds = _held_before_the_kill(ctx, pod, c)
+            holds = _workers(ctx, pod, c) or _held_before_the_kill(ctx, pod, c)
             unread = [
                 ref_.split(":", 1)[1]
                 for ref_ in (c["spec"]["env_from"] if c["spec"] else [])

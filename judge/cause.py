@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from judge import symptoms
 from judge.input import JudgeInput
 from judge.reads import Findings, Json, Reads
 from tools.results import ToolStatus
@@ -253,6 +254,29 @@ def _failing_workload(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | N
     return bool((pods and _failing(pods)) or (jobs and _job_failed(jobs))), what
 
 
+# A cloud API's refusal as the clouds word it (AWS, Google Cloud, Azure): a Ready pod that
+# logs one fails the calls that need the permission and serves the rest.
+_CLOUD_REFUSED = re.compile(
+    r"AccessDenied|is not authorized to perform|does not have [\w.]+ access to"
+    r"|PERMISSION_DENIED|does not have authorization to perform action|AuthorizationFailed",
+    re.I,
+)
+
+
+def _refused_or_failing(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
+    holds, what = _failing_workload(reads, ns, claimed)
+    if holds:
+        return holds, what
+    pods = claimed.pods()
+    if pods:
+        seen, _ = symptoms.first_logged(reads, ns, pods, _CLOUD_REFUSED, previous=False)
+        if seen:
+            return True, "a pod whose current log says a cloud API refused it"
+        if seen is None and holds is False:
+            holds = None  # no log to read: not shown either way
+    return holds, f"{what}, or a pod whose log says a cloud API refused it"
+
+
 SIGNATURES: dict[CauseClass, Predicate] = {
     CauseClass.OOM_KILLED: _on_pods(_oom, "a container whose last termination was OOMKilled"),
     CauseClass.BAD_CONFIG: _failing_workload,
@@ -270,7 +294,7 @@ SIGNATURES: dict[CauseClass, Predicate] = {
     CauseClass.PVC_PENDING: _on(
         "k8s.pvcs", lambda v: any(x.get("phase") == "Pending" for x in v), "a Pending PVC"
     ),
-    CauseClass.CLOUD_ACCESS_DENIED: _failing_workload,
+    CauseClass.CLOUD_ACCESS_DENIED: _refused_or_failing,
     CauseClass.HPA_AT_MAX: _on("k8s.hpas", hpa_at_max, "an HPA at its maximum replicas"),
     CauseClass.SERVICE_SELECTOR_MISMATCH: _selector_matches_nothing,
 }

@@ -222,7 +222,7 @@ def rose(reads: Reads, ns: str, now: float | None) -> list[str]:
     return out
 
 
-def _first_logged(
+def first_logged(
     reads: Reads,
     ns: str,
     pods: list[Json],
@@ -317,7 +317,7 @@ def unconfirmed(
             if not latencies(reads, ns, end):
                 out.append(f"the request reports {kind}, and no latency series in {ns} measures it")
         else:
-            seen, detail = _first_logged(reads, ns, pods)
+            seen, detail = first_logged(reads, ns, pods)
             if seen is None:
                 out.append(f"the request reports {kind}, and {detail}")
             elif seen:
@@ -328,5 +328,5 @@ def unconfirmed(
 def failed_calls(reads: Reads, ns: str, pods: list[Json]) -> str | None:
     """The first line of the current logs of these pods that says a call failed, quoted with
     its pod; None when none does or none could be read (the other checks speak to that)."""
-    seen, detail = _first_logged(reads, ns, pods, _CALL_FAILED, previous=False)
+    seen, detail = first_logged(reads, ns, pods, _CALL_FAILED, previous=False)
     return detail if seen else None

@@ -33,7 +33,8 @@ DEV = {s.name for s in load_scenarios(split="dev")}
 # UnknownHostException, an HPA held at its maximum by an External metric, a registry's 429, a
 # NetworkPolicy's namespaceSelector in the dependency's namespace, a cordoned node's pods and
 # their budget in another namespace, a NotReady node behind a Pending replica, a liveness
-# timeout and the dependency its handler waits on, a worker pool sized from the node's CPUs;
+# timeout and the dependency its handler waits on, a worker pool sized from the node's CPUs,
+# a cloud API refusing a Ready workload's identity (principal, permission, bucket);
 # and two honest negatives (a load balancer's health checks, a probe failing at start-up).
 CHAINS = [
     "weekly-digest-missing",
@@ -46,6 +47,7 @@ CHAINS = [
     "image-proxy-half-failing",
     "claims-portal-exit-137",
     "geocoder-bigger-nodes",
+    "asset-uploads-500",
     "auth-edge-handshake-errors",
     "billing-ui-warning-events",
 ]

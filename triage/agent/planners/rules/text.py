@@ -77,7 +77,9 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
         re.compile(
             r"AccessDenied|Access Denied|InvalidAccessKeyId|SignatureDoesNotMatch|"
             r"ExpiredToken|not authorized to perform|403 Forbidden|status code:? 403|"
-            r"PERMISSION_DENIED|AuthorizationFailed",
+            r"PERMISSION_DENIED|AuthorizationFailed|Forbidden: 403\b|"
+            r"does not have [\w.]+ access to|Permission '[\w.]+' denied|"
+            r"does not have authorization to perform action",
             re.I,
         ),
     ),

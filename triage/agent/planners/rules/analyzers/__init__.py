@@ -48,6 +48,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("autoscaling.hpas", autoscaling.hpas),
     ("nodes.nodes", nodes.nodes),
     ("access.rbac", access.rbac),
+    ("access.cloud_refusals", access.cloud_refusals),
     ("storage.pvc_pending", storage.pvc_pending),
     ("storage.volume_full", storage.volume_full),
     ("metrics.regression", metrics.regression),

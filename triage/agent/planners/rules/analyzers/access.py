@@ -1,10 +1,15 @@
 """Access: the apiserver refuses the workload's ServiceAccount (a 403 in its log names the
-verb and the resource; its RoleBindings say which Role it has and what that Role lacks)."""
+verb and the resource; its RoleBindings say which Role it has and what that Role lacks), or a
+cloud API refuses the identity a running workload calls it with (its log names the principal,
+the permission and the resource; its ServiceAccount says which cloud identity it is)."""
 
 from __future__ import annotations
 
+import re
+
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.containers import cloud_identity
 from triage.agent.planners.rules.chain import Finding, chain, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.core.causes import CauseClass
@@ -121,4 +126,97 @@ def rbac(ctx: Ctx) -> list[Finding]:
             )
         )
         break
+    return out
+
+
+# How the clouds word a refused permission: who, what, on what.
+_REFUSALS = (
+    re.compile(  # Google Cloud
+        r"(?P<who>[\w.-]+@[\w.-]+)\s+does not have (?P<what>[\w.]+) access to (?P<res>[^.\"]+)"
+    ),
+    re.compile(  # AWS
+        r"(?P<who>arn:aws:[^\s\"]+) is not authorized to perform:? (?P<what>[\w:*-]+)"
+        r"(?: on resource:? (?P<res>[^\s\"]+))?"
+    ),
+    re.compile(  # Azure
+        r"'(?P<who>[^']+)' does not have authorization to perform action '(?P<what>[^']+)' "
+        r"over scope '(?P<res>[^']+)'"
+    ),
+)
+_BUCKET = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/(?P<bucket>[\w.-]+)")
+
+
+def refusal(line: str) -> str | None:
+    """'asset-api@p.iam.gserviceaccount.com may not storage.objects.create on bucket b'."""
+    for pattern in _REFUSALS:
+        m = pattern.search(line)
+        if m:
+            bucket = _BUCKET.search(line)
+            res = f"bucket {bucket.group('bucket')}" if bucket else (m.group("res") or "").strip()
+            return f"{m.group('who')} may not {m.group('what')}" + (f" on {res}" if res else "")
+    return None
+
+
+def cloud_refusals(ctx: Ctx) -> list[Finding]:
+    """Running, Ready pods whose current log says a cloud API refused them: the calls that
+    need that permission fail (uploads, writes) while the rest serves."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pod in ctx.focus_pods:
+        ref = ctx.workload_ref(pod)
+        if not pod["ready"] or str(ref) in seen:
+            continue
+        for c in pod["containers"]:
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            line = next(
+                (
+                    ln
+                    for ln in text.failures(log)
+                    if ln.family is text.Family.ACCESS_DENIED  # a 403 received is no 403 sent
+                ),
+                None,
+            )
+            if line is None or not lid:
+                continue
+            seen.add(str(ref))
+            denied = refusal(line.text)
+            who, wid = cloud_identity(ctx, pod)
+            cause = (
+                "a cloud API refuses the identity "
+                f"{ref.name} calls it with: {denied or short(line.text, 180)}"
+                + (f"; {who}" if who else "")
+                + " — the calls that need that permission fail, the rest still serve"
+            )
+            out.append(
+                Finding(
+                    cls=CauseClass.CLOUD_ACCESS_DENIED,
+                    cause=cause,
+                    summary=f"{ref.name}'s calls to a cloud API are refused: "
+                    f"{denied or 'access denied'}",
+                    impact=f"What {ref.name} does with that permission fails; its pods stay Ready.",
+                    chain=chain(
+                        link(
+                            S,
+                            f"Pod {pod['name']} is Ready, and its log says the call failed: "
+                            f"{short(line.text)}",
+                            lid,
+                            about=ctx.pod_ref(pod),
+                        ),
+                        link(
+                            C,
+                            (who[0].upper() + who[1:] if who else "The cloud refuses it")
+                            + (f"; the refusal: {denied}" if denied else "")
+                            + ".",
+                            wid or lid,
+                            about=ref,
+                        ),
+                    ),
+                    explains={str(ref)},
+                    follow_ups=[
+                        "Grant that identity the permission on the resource (the cloud's IAM, "
+                        "not Kubernetes RBAC), or point the workload at an identity that has it."
+                    ],
+                )
+            )
+            break
     return out

@@ -191,7 +191,7 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
             follow_ups=["Free or grow the volume; find what fills it."],
         )
     if fam is text.Family.ACCESS_DENIED:
-        who, wid = _cloud_identity(ctx, pod)
+        who, wid = cloud_identity(ctx, pod)
         return Finding(
             cls=CauseClass.CLOUD_ACCESS_DENIED,
             cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}"
@@ -271,7 +271,7 @@ _CLOUD_IDENTITY = (
 )
 
 
-def _cloud_identity(ctx: Ctx, pod: p.Pod) -> tuple[str, str | None]:
+def cloud_identity(ctx: Ctx, pod: p.Pod) -> tuple[str, str | None]:
     """Which cloud identity the pod's ServiceAccount carries (the one the cloud refused), or
     that it carries none (it falls back to the node's, or to no credentials at all)."""
     accounts, aid = ctx.facts.service_accounts(ctx.ns)

@@ -34,7 +34,8 @@ DEV = {s.name for s in load_scenarios(split="dev")}
 # NetworkPolicy's namespaceSelector in the dependency's namespace, a cordoned node's pods and
 # their budget in another namespace, a NotReady node behind a Pending replica, a liveness
 # timeout and the dependency its handler waits on, a worker pool sized from the node's CPUs,
-# a cloud API refusing a Ready workload's identity (principal, permission, bucket);
+# a cloud API refusing a Ready workload's identity (principal, permission, bucket), a shared
+# dependency rejecting work for capacity and the new load started beside it;
 # and two honest negatives (a load balancer's health checks, a probe failing at start-up).
 CHAINS = [
     "weekly-digest-missing",
@@ -48,6 +49,7 @@ CHAINS = [
     "claims-portal-exit-137",
     "geocoder-bigger-nodes",
     "asset-uploads-500",
+    "product-finder-5xx-burn",
     "auth-edge-handshake-errors",
     "billing-ui-warning-events",
 ]

@@ -21,6 +21,7 @@ bounds the total.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from tools.read import payloads as p
@@ -195,6 +196,32 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out += hops(ctx)
     out += node_hops(ctx)
     return out
+
+
+RECENT_S = 3 * 3600.0  # a neighbour started within this is a candidate new load
+
+
+def recent_neighbours(ctx: Ctx, ns: str, behind: list[p.Pod]) -> list[p.Pod]:
+    """Running pods of `ns` that are not the dependency's own and started within RECENT_S,
+    newest first: what may have begun to load the dependency when the symptom began."""
+    own = {x["name"] for x in behind}
+    out = []
+    for x in ctx.facts.pods(ns)[0]:
+        started = epoch(x["start_time"])
+        if x["name"] in own or x["phase"] != "Running" or started is None:
+            continue
+        if 0 <= ctx.now - started <= RECENT_S:
+            out.append((started, x))
+    return [x for _, x in sorted(out, key=lambda t: -t[0])]
+
+
+def epoch(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def node_hops(ctx: Ctx) -> list[ToolCall]:
@@ -405,6 +432,9 @@ def hops(ctx: Ctx) -> list[ToolCall]:
                 if found and found["selector"] and selects(found["selector"], x["labels"])
             ]
             for pod in sorted(behind, key=lambda x: not _troubled(x))[:MAX_LOG_PODS]:
+                out += _log_calls(ns, pod, healthy_too=True)
+            # what else runs beside it and started lately: a new load on the dependency
+            for pod in recent_neighbours(ctx, ns, behind)[:2]:
                 out += _log_calls(ns, pod, healthy_too=True)
     for hook in ctx.facts.webhooks()[0]:
         if hook["service"]:

@@ -13,14 +13,22 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from typing import Any
 
+from tools.read import payloads as p
 from tools.read.payloads import ReplicaSet
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import changed_since_healthy, last_healthy
 from triage.agent.planners.rules.chain import Finding, Strength, chain, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import Ref, selects, series_points, series_values
-from triage.agent.planners.rules.reads import hosts_failing
+from triage.agent.planners.rules.facts import (
+    Ref,
+    selects,
+    series_points,
+    series_values,
+    workload_of,
+)
+from triage.agent.planners.rules.reads import hosts_failing, recent_neighbours
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, Evidence, LinkRole, MutationProposal, TimelineEntry
 
@@ -324,14 +332,18 @@ def throttling(ctx: Ctx) -> list[Finding]:
 _EXHAUSTED = re.compile(
     r"Connection is not available|pool (is )?exhausted|timeout (waiting|acquiring) .*connection|"
     r"too many (clients|connections)|remaining connection slots|max_connections|"
-    r"max number of clients|Cannot acquire connection",
+    r"max number of clients|Cannot acquire connection|"
+    # a server that takes the connection but rejects the work for capacity
+    r"rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)|"
+    r"server (is )?(overloaded|busy)|too many concurrent",
     re.I,
 )
 _REFUSED_FULL = re.compile(
     r"too many (clients|connections)|remaining connection slots|max number of clients|"
-    r"max_connections",
+    r"max_connections|rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)",
     re.I,
 )
+_CAPACITY = re.compile(r"rejected[_ ]execution|queue capacity|thread ?pool|overloaded|busy", re.I)
 
 
 def _norm(name: str) -> str:
@@ -376,6 +388,11 @@ def saturation(ctx: Ctx) -> list[Finding]:
         caller = ctx.workload_ref(caller_pod) if caller_pod else ctx.ref("Namespace", ctx.ns)
         used, cap, cid = _connections(ctx, ns)
         holders, hid = _holders(ctx, ns)
+        if caller_line is not None and _CAPACITY.search(caller_line[0]) and not holders:
+            out.append(
+                _rejects_work(ctx, caller, symptom_of(caller, caller_line), dep, ns, svc, said)
+            )
+            continue
         symptom = (
             link(
                 S, f"{caller.name}'s log: {short(caller_line[0])}", caller_line[1].id, about=caller
@@ -451,6 +468,83 @@ def saturation(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def symptom_of(caller: Ref, caller_line: tuple[str, Any]) -> Any:
+    return link(S, f"{caller.name}'s log: {short(caller_line[0])}", caller_line[1].id, about=caller)
+
+
+def _rejects_work(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Any,
+    dep: Ref,
+    ns: str,
+    svc: p.Service | None,
+    said: tuple[str, Any] | None,
+) -> Finding:
+    """A dependency that is up and reachable but rejects work for capacity (a full thread
+    pool's queue, "rejected execution"): the caller's requests are refused. What newly loads
+    it is what started beside it lately — its own log says what it does."""
+    behind = [
+        x
+        for x in ctx.facts.pods(ns)[0]
+        if svc is not None and selects(svc["selector"], x["labels"])
+    ]
+    load = None
+    for pod in recent_neighbours(ctx, ns, behind):
+        log_ev = next(
+            (
+                e
+                for e in ctx.facts.all("k8s.logs")
+                if e.ok and e.args.get("namespace") == ns and e.args.get("pod") == pod["name"]
+            ),
+            None,
+        )
+        lines = [str(x) for x in (log_ev.data if log_ev else None) or [] if str(x).strip()]
+        kind, name = workload_of(pod)
+        started = _ago(ctx, pod["start_time"]) or "lately"
+        load = (
+            f"{kind} {name} started {started} beside it"
+            + (f' and says "{short(lines[0], 140)}"' if lines else "")
+            + (f' (latest: "{short(lines[-1], 100)}")' if len(lines) > 1 else ""),
+            log_ev.id if log_ev else ctx.facts.pods(ns)[1],
+            pod,
+        )
+        break
+    cause = (
+        f"{dep.name} in {ns} is up but rejects work for capacity"
+        + (f" ({short(said[0], 120)})" if said else "")
+        + (f": {load[0]}, a new load that fills it" if load else "")
+        + f"; {caller.name}'s requests to it are refused and fail in turn"
+    )
+    return Finding(
+        cls=CauseClass.DEPENDENCY_SATURATED,
+        cause=cause,
+        summary=f"{caller.name}'s requests are rejected by {dep.name} ({ns}), which is at capacity",
+        impact=f"Requests of {caller.name} that need {dep.name} fail.",
+        chain=chain(
+            symptom,
+            link(M, f"{dep.name} ({ns}) says: {short(said[0])}", said[1].id, about=dep)
+            if said
+            else None,
+            link(
+                C,
+                (load[0][0].upper() + load[0][1:] + ".")
+                if load
+                else f"{dep.name} in {ns} rejects work for capacity.",
+                load[1] if load else ctx.facts.pods(ns)[1],
+                about=ctx.workload_ref(load[2], ns) if load else dep,
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(caller), str(dep)},
+        follow_ups=[
+            f"Throttle or reschedule what loads {dep.name}"
+            + (f" ({load[2]['name']})" if load else "")
+            + f", or give {dep.name} more capacity."
+        ],
+    )
 
 
 def _last(ctx: Ctx, purpose: str) -> tuple[list[tuple[dict[str, str], float]], str | None]:

@@ -36,7 +36,8 @@ DEV = {s.name for s in load_scenarios(split="dev")}
 # timeout and the dependency its handler waits on, a worker pool sized from the node's CPUs,
 # a cloud API refusing a Ready workload's identity (principal, permission, bucket), a shared
 # dependency rejecting work for capacity and the new load started beside it;
-# and two honest negatives (a load balancer's health checks, a probe failing at start-up).
+# and three honest negatives (a load balancer's health checks, a probe failing at start-up,
+# an informational alert on a workload its owners ranked low and whose log says it keeps up).
 CHAINS = [
     "weekly-digest-missing",
     "replenishment-rollout-no-pods",
@@ -52,6 +53,7 @@ CHAINS = [
     "product-finder-5xx-burn",
     "auth-edge-handshake-errors",
     "billing-ui-warning-events",
+    "audit-archiver-alert",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

@@ -135,6 +135,7 @@ class Pod(TypedDict):
     volumes: list[Volume]
     affinity: list[str]  # one line per required rule ("anti-affinity app=x on hostname")
     start_time: str | None
+    priority_class: str | None  # spec.priorityClassName: how the cluster ranks it, by design
 
 
 class PodRef(TypedDict):

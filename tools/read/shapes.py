@@ -310,6 +310,7 @@ def pod(obj: Json) -> p.Pod:
         "volumes": vols,
         "affinity": _affinity(spec),
         "start_time": status.get("startTime"),
+        "priority_class": spec.get("priorityClassName"),
     }
 
 

@@ -484,10 +484,12 @@ def _logs_explained(ctx: Ctx) -> list[Claim | None]:
         pod = str(ev.args.get("pod"))
         ref = ctx.ref("Pod", pod, str(ev.args.get("namespace") or ctx.ns))
         if not loud:
+            latest = f'; its latest line: "{short(lines[-1].text, 140)}"' if lines else ""
             out.append(
                 link(
                     None,
-                    f"The log of {pod} ({len(lines)} lines read) has no warnings or errors.",
+                    f"The log of {pod} ({len(lines)} lines read) has no warnings or errors"
+                    f"{latest}.",
                     ev.id,
                     about=ref,
                 )
@@ -542,7 +544,24 @@ def _alert_explained(ctx: Ctx) -> list[Claim | None]:
             f"Alert {alert.name} fired, but nothing read about "
             f"{alert.labels.get('namespace', ctx.ns)} shows a fault behind it"
         )
+        severity = str(alert.labels.get("severity") or "").lower()
+        if severity in INFORMATIONAL:
+            why += (
+                f"; it is severity {severity}: informational by its own rule, for a dashboard "
+                "rather than a page"
+            )
+        classes = sorted(
+            {str(x.get("priority_class")) for x in ctx.focus_pods if x.get("priority_class")}
+        )
+        if classes:
+            why += (
+                f"; the pods it is about run in PriorityClass {', '.join(classes)}, the rank "
+                "their owners gave them"
+            )
     return [link(None, _sentence(why), *ids, about=ctx.ref("Alert", alert.name, ""))]
+
+
+INFORMATIONAL = {"info", "informational", "none", "low", "notice", "debug"}
 
 
 def _autoscalers_explained(ctx: Ctx) -> list[Claim | None]:

@@ -28,7 +28,7 @@ from tools.read import payloads as p
 from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import Ref, selects, workload_of
+from triage.agent.planners.rules.facts import Ref, selects, series_values, workload_of
 from triage.core.models import Goal
 
 MAX_LOG_WORKLOADS = 4
@@ -140,7 +140,20 @@ def _needs_nodes(ctx: Ctx) -> bool:
     # a budget that allows no disruption blocks drains; the words may be about nodes
     if any(b["allowed_disruptions"] == 0 for b in ctx.facts.pdbs(ctx.ns)[0]):
         return True
+    # requests fail (a pasted alert, a server-error ratio above 5%) while the pods look
+    # fine: a pod still listed Ready on a NotReady node is one way that happens
+    if ctx.goal.alert is not None or _error_ratio(ctx) > 0.05:
+        return True
     return bool(re.search(r"\b(node|nodes|drain\w*|cordon\w*|kubelet)\b", ctx.goal.words, re.I))
+
+
+def _error_ratio(ctx: Ctx) -> float:
+    for ev in ctx.facts.evidence:
+        if ev.ok and (ev.purpose or "").startswith("error_ratio:") and ev.data:
+            values = series_values(ev.data[0])
+            if values:
+                return float(values[-1])
+    return 0.0
 
 
 def follow_ups(ctx: Ctx) -> list[ToolCall]:

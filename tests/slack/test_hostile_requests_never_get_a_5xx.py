@@ -160,7 +160,11 @@ def slack_api_module():
 
 @pytest.fixture(scope="module")
 def client(serve):
-    with httpx.Client(base_url=serve.url, timeout=15) as c:
+    # A fresh connection per request: the server closes a connection idle for 5 s
+    # (timeout_keep_alive), and a request that races that close is dropped by the transport
+    # ("Server disconnected without sending a response") before the server ever reads it.
+    limits = httpx.Limits(max_keepalive_connections=0)
+    with httpx.Client(base_url=serve.url, timeout=15, limits=limits) as c:
         yield c
 
 

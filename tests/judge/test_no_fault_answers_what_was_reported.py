@@ -94,9 +94,12 @@ class Cluster:
         latency: list[float] | None,
         log: list[str],
         cronjobs: list[dict[str, Any]] | None = None,
+        events: list[dict[str, Any]] | None = None,
+        deployments: list[dict[str, Any]] | None = None,
     ):
         self.ratio, self.latency, self.log = ratio, latency, log
         self.cronjobs = cronjobs or []
+        self.events, self.deployments = events or [], deployments or []
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         data: Any = []
@@ -108,6 +111,10 @@ class Cluster:
             data = self.log
         elif name == "k8s.cronjobs":
             data = self.cronjobs
+        elif name == "k8s.events":
+            data = self.events
+        elif name == "k8s.deployments":
+            data = self.deployments
         elif name == "prom.metric_names":
             data = ["http_request_duration_seconds_sum", "http_request_duration_seconds_count"]
             data = data if self.latency is not None else []
@@ -184,6 +191,29 @@ def test_no_fault_to_work_that_did_not_run_needs_the_cronjob_to_have_run() -> No
     assert any("CronJob digest has not run when due" in m for m in missing)
     on_time = Cluster(FLAT, FLAT, [], [_cron("0 7 * * 1", "2001-09-03T07:00:00Z")])
     assert _no_fault("the weekly digest hasn't gone out, why?", on_time) == []
+
+
+def _refused(rs: str) -> dict[str, Any]:
+    return {
+        "type": "Warning",
+        "reason": "FailedCreate",
+        "message": 'pods "x" is forbidden: minimum cpu usage per Container is 50m',
+        "object": {"kind": "ReplicaSet", "name": rs},
+    }
+
+
+def _deployment(updated: int) -> dict[str, Any]:
+    return {"name": "api", "replicas": 1, "available": 1, "updated": updated, "conditions": []}
+
+
+def test_a_warning_on_what_was_asked_is_settled_by_the_judges_read_not_the_answer() -> None:
+    # the answer may say the ReplicaSet "is healthy": the judge reads its Deployment again
+    stuck = Cluster(FLAT, FLAT, [], events=[_refused("api-7c9f")], deployments=[_deployment(0)])
+    missing = _no_fault("is anything wrong with api?", stuck)
+    assert any("FailedCreate on ReplicaSet api-7c9f, which has not recovered" in m for m in missing)
+    assert any("a rollout that has not completed" in m for m in missing)
+    done = Cluster(FLAT, FLAT, [], events=[_refused("api-7c9f")], deployments=[_deployment(1)])
+    assert _no_fault("is anything wrong with api?", done) == []
 
 
 OUTSIDE_REPORTS = [  # phrasings an outside review tried, each a measurable report

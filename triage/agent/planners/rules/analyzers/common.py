@@ -12,6 +12,7 @@ from triage.agent.planners.rules.chain import Finding, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.diff import diff
 from triage.agent.planners.rules.facts import Ref
+from triage.agent.planners.rules.reads import epoch
 from triage.core.models import Fact, FactOp, LinkRole, MutationProposal
 
 
@@ -55,13 +56,7 @@ def recovered(c: p.Container, now: float) -> bool:
     return finished is not None and now - finished > RECOVERED_AFTER_S
 
 
-def _ts(value: str) -> float | None:
-    from datetime import datetime  # noqa: PLC0415
-
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+_ts = epoch  # the one ISO timestamp parser (reads.py)
 
 
 def probe_of(c: p.Container, kind: str) -> p.Probe:

@@ -13,20 +13,15 @@ from tools.read import payloads as p
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
+from triage.agent.planners.rules.reads import epoch
 from triage.core import cron as cron_
 from triage.core.causes import CauseClass
-from triage.core.models import Fact, LinkRole
+from triage.core.models import Claim, Fact, LinkRole
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
 
-def _ts(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+_ts = epoch  # the one ISO timestamp parser (reads.py)
 
 
 def _ago(ctx: Ctx, value: str | None) -> str:
@@ -280,7 +275,6 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
             if not governing.get("headless", True):  # a recording from before the field: as was
                 out.append(_not_headless(ctx, sts, governing, sid, svc_id))
             continue
-        pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
         out.append(
             Finding(
                 cls=CauseClass.STATEFULSET_MISCONFIGURED,
@@ -288,16 +282,9 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
                 f"such (headless) Service exists in {ctx.ns}: its pods get no stable DNS names",
                 summary=f"StatefulSet {sts['name']}'s governing Service {sts['service_name']} is "
                 f"missing",
-                impact=f"Peers of {sts['name']} cannot find each other by name; "
-                f"{sts['ready']}/{sts['replicas']} ready.",
+                impact=_sts_impact(sts),
                 chain=chain(
-                    link(
-                        S,
-                        f"StatefulSet {sts['name']}: {sts['ready']}/{sts['replicas']} ready "
-                        f"({len(pods)} pods).",
-                        sid,
-                        about=ref,
-                    ),
+                    _sts_symptom(ctx, sts, sid),
                     link(
                         C,
                         f"spec.serviceName is {sts['service_name']}; Services in {ctx.ns}: "
@@ -328,13 +315,29 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
     return out
 
 
+def _sts_impact(sts: p.StatefulSet) -> str:
+    return (
+        f"Peers of {sts['name']} cannot find each other by name; "
+        f"{sts['ready']}/{sts['replicas']} ready."
+    )
+
+
+def _sts_symptom(ctx: Ctx, sts: p.StatefulSet, sid: str | None) -> Claim | None:
+    pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
+    return link(
+        S,
+        f"StatefulSet {sts['name']}: {sts['ready']}/{sts['replicas']} ready ({len(pods)} pods).",
+        sid,
+        about=ctx.ref("StatefulSet", sts["name"]),
+    )
+
+
 def _not_headless(
     ctx: Ctx, sts: p.StatefulSet, svc: p.Service, sid: str | None, svc_id: str | None
 ) -> Finding:
     """The governing Service exists but has a cluster IP: DNS gives its virtual IP, not a
     record per pod, so `<pod>.<service>` names (how peers find each other) do not resolve."""
     ref = ctx.ref("StatefulSet", sts["name"])
-    pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
     example = f"{sts['name']}-0.{svc['name']}.{ctx.ns}.svc"
     cause = (
         f"StatefulSet {sts['name']}'s governing Service {svc['name']} is not headless (it has a "
@@ -345,16 +348,9 @@ def _not_headless(
         cls=CauseClass.STATEFULSET_MISCONFIGURED,
         cause=cause,
         summary=f"StatefulSet {sts['name']}'s governing Service {svc['name']} is not headless",
-        impact=f"Peers of {sts['name']} cannot find each other by name; "
-        f"{sts['ready']}/{sts['replicas']} ready.",
+        impact=_sts_impact(sts),
         chain=chain(
-            link(
-                S,
-                f"StatefulSet {sts['name']}: {sts['ready']}/{sts['replicas']} ready "
-                f"({len(pods)} pods).",
-                sid,
-                about=ref,
-            ),
+            _sts_symptom(ctx, sts, sid),
             link(
                 C,
                 cause[0].upper() + cause[1:] + ".",
@@ -399,11 +395,7 @@ def pdbs(ctx: Ctx) -> list[Finding]:
         if not pods:
             continue
         ref = ctx.workload_ref(pods[0])
-        rule = (
-            f"minAvailable {pdb['min_available']}"
-            if pdb["min_available"] is not None
-            else f"maxUnavailable {pdb['max_unavailable']}"
-        )
+        rule = _rule(pdb)
         out.append(
             Finding(
                 cls=CauseClass.PDB_BLOCKING,

@@ -121,6 +121,7 @@ def test_the_period_is_said_as_people_say_it(schedule: str, cadence: str) -> Non
         ("each Monday morning the report goes out", 7 * cron.DAY_S),
         ("hourly sync", 3600.0),
         ("why did the export fail?", None),
+        ("it should run every 0 minutes", None),
     ],
 )
 def test_a_stated_cadence_is_read(words: str, seconds: float | None) -> None:

@@ -217,4 +217,5 @@ def stated_cadence(words: str) -> float | None:
         return None
     if m.group("adverb"):
         return _ADVERBS[m.group("adverb").lower()]
-    return _UNIT_S[m.group("unit").lower()] * int((m.group("n") or "1").strip())
+    count = int((m.group("n") or "1").strip())
+    return _UNIT_S[m.group("unit").lower()] * count if count > 0 else None  # "every 0 minutes"

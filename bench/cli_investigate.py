@@ -126,6 +126,11 @@ def wall(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="triage-cli-investigate-"))
     env = _env(args.source, work / "state")
     print(f"wall, process start to exit; code from {args.source or ROOT}")
+    # Bytecode as an installed copy (or any second run) has it: without this, a tree edited
+    # since its last import is compiled in every timed run when PYTHONDONTWRITEBYTECODE is set.
+    source = args.source or ROOT
+    packages = [str(source / p) for p in ("triage", "judge", "tools", "policies")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, timeout=600)
     demo = ["demo", "crashloop-bad-env", "-q", "-o", "json"]
     _measure("triage demo crashloop-bad-env (replayed)", demo, env, args.runs)
     profiled = demo

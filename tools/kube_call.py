@@ -30,6 +30,8 @@ TLS_FAILED = "TLS handshake with the apiserver failed"
 JSON = "application/json"
 # Names and labels only (ConfigMap names): the apiserver sends no data at all.
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+# How a custom object is patched: keys not written are kept (no strategic merge for CRDs).
+MERGE_PATCH = "application/merge-patch+json"
 
 
 @dataclass(frozen=True)
@@ -61,22 +63,54 @@ def get_raw(
     parameter is percent-quoted, so a name cannot climb out of its segment) with `query`, as
     the client's identity, asking for gzip. Non-2xx answers raise the error tree's class."""
     with mapped_errors(path, timeout_s):
-        method, url, headers, _, _ = api_client.param_serialize(
+        return send_raw(
+            api_client,
             "GET",
             path,
-            path_params=dict(path_params or {}),
-            query_params=[(k, v) for k, v in (query or {}).items() if v is not None],
-            header_params={"Accept": accept, "Accept-Encoding": "gzip"},
-            auth_settings=["BearerToken"],
+            path_params=path_params,
+            query=query,
+            timeout_s=timeout_s,
+            accept=accept,
         )
-        resp = api_client.call_api(method, url, header_params=headers, _request_timeout=timeout_s)
-        if not 200 <= resp.status <= 299:
-            resp.read()
-            raise ApiException.from_response(http_resp=resp, body=None, data=None)
-        raw = resp.response  # the urllib3 response: `.data` decodes, `.tell()` counts the wire
-        body: bytes = raw.data
-        wire = int(raw.tell()) or len(body)
-    return Fetched(body, wire)
+
+
+def send_raw(
+    api_client: Any,
+    method: str,
+    path: str,
+    *,
+    path_params: Mapping[str, str] | None = None,
+    query: Mapping[str, Any] | None = None,
+    body: Mapping[str, Any] | None = None,
+    content_type: str = JSON,
+    timeout_s: float,
+    accept: str = JSON,
+) -> Fetched:
+    """One request by path, sent once (the client's retries are off); its failures are left
+    as the client raises them (`ApiException` for a non-2xx answer, urllib3's for transport),
+    for a caller with its own mapping — `get_raw` and the report store. A write's `body` is a
+    JSON object; a PATCH says its kind in `content_type` (a merge patch for custom objects)."""
+    headers = {"Accept": accept, "Accept-Encoding": "gzip"}
+    if body is not None:
+        headers["Content-Type"] = content_type
+    method, url, headers, payload, _ = api_client.param_serialize(
+        method,
+        path,
+        path_params=dict(path_params or {}),
+        query_params=[(k, v) for k, v in (query or {}).items() if v is not None],
+        header_params=headers,
+        body=dict(body) if body is not None else None,
+        auth_settings=["BearerToken"],
+    )
+    resp = api_client.call_api(
+        method, url, header_params=headers, body=payload, _request_timeout=timeout_s
+    )
+    if not 200 <= resp.status <= 299:
+        resp.read()
+        raise ApiException.from_response(http_resp=resp, body=None, data=None)
+    raw = resp.response  # the urllib3 response: `.data` decodes, `.tell()` counts the wire
+    data: bytes = raw.data
+    return Fetched(data, int(raw.tell()) or len(data))
 
 
 @contextmanager

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -196,8 +197,14 @@ class KubeLedger:
         self, api_client: k8s.ApiClient, *, namespace: str = "triage-system", timeout_s: float = 10
     ) -> None:
         self.namespace = namespace
-        self._api = k8s.CustomObjectsApi(api_client)
+        self._api_client = api_client
         self._call = KubeCall(timeout_s)
+
+    @functools.cached_property
+    def _api(self) -> k8s.CustomObjectsApi:
+        # Built at the first ledger call: kubernetes 37 spends ~90 ms making the class's
+        # validators, and a read-only investigation builds a ledger it never writes.
+        return k8s.CustomObjectsApi(self._api_client)
 
     def claim(self, op: Operation) -> tuple[Operation, bool]:
         body = to_resource(op.model_copy(update={"version": ""}), self.namespace)

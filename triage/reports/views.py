@@ -17,7 +17,7 @@ from kubernetes import client as k8s
 from pydantic import ValidationError
 
 from tools.errors import NotFound
-from tools.kube_call import call_raw
+from tools.kube_call import get_raw
 from tools.read.kube import RCAREPORT_GROUP, RCAREPORT_PLURAL, RCAREPORT_VERSION
 from triage.core.models import Evidence, RCADraft
 from triage.reports import render
@@ -40,34 +40,23 @@ class KubeReports:
     """RCAReports from the apiserver: one namespace, or all the identity may list."""
 
     def __init__(self, api_client: k8s.ApiClient, *, timeout_s: float = 10.0) -> None:
-        self.api = k8s.CustomObjectsApi(api_client)
+        self.api_client = api_client  # by path: no generated API class is built
         self.timeout_s = timeout_s
 
     def list(self, namespace: str | None) -> list[Json]:
         items: list[Json] = []
         cont: str | None = None
+        scope = "namespaces/{namespace}/" if namespace else ""
+        path = f"/apis/{RCAREPORT_GROUP}/{RCAREPORT_VERSION}/{scope}{RCAREPORT_PLURAL}"
         while len(items) < MAX_REPORTS:
-            kw: Json = {"limit": PAGE_SIZE, **({"_continue": cont} if cont else {})}
-            if namespace:
-                raw = call_raw(
-                    self.api.list_namespaced_custom_object,
-                    RCAREPORT_GROUP,
-                    RCAREPORT_VERSION,
-                    namespace,
-                    RCAREPORT_PLURAL,
-                    timeout_s=self.timeout_s,
-                    **kw,
-                )
-            else:
-                raw = call_raw(
-                    self.api.list_cluster_custom_object,
-                    RCAREPORT_GROUP,
-                    RCAREPORT_VERSION,
-                    RCAREPORT_PLURAL,
-                    timeout_s=self.timeout_s,
-                    **kw,
-                )
-            page = json.loads(raw)
+            fetched = get_raw(
+                self.api_client,
+                path,
+                path_params={"namespace": namespace} if namespace else None,
+                query={"limit": PAGE_SIZE, "continue": cont},
+                timeout_s=self.timeout_s,
+            )
+            page = json.loads(fetched.body)
             items.extend(page.get("items") or [])
             cont = (page.get("metadata") or {}).get("continue")
             if not cont:
@@ -75,19 +64,17 @@ class KubeReports:
         return items[:MAX_REPORTS]
 
     def get(self, namespace: str, name: str) -> Json | None:
+        path = f"/apis/{RCAREPORT_GROUP}/{RCAREPORT_VERSION}/namespaces/{{namespace}}/"
         try:
-            raw = call_raw(
-                self.api.get_namespaced_custom_object,
-                RCAREPORT_GROUP,
-                RCAREPORT_VERSION,
-                namespace,
-                RCAREPORT_PLURAL,
-                name,
+            fetched = get_raw(
+                self.api_client,
+                path + RCAREPORT_PLURAL + "/{name}",
+                path_params={"namespace": namespace, "name": name},
                 timeout_s=self.timeout_s,
             )
         except NotFound:
             return None
-        loaded: Json = json.loads(raw)
+        loaded: Json = json.loads(fetched.body)
         return loaded
 
 

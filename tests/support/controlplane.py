@@ -1,7 +1,7 @@
 """The real test control plane, started by the test suite: a pytest plugin and its handle.
 
 Tests that need Kubernetes talk to a real kube-apiserver (with RBAC), kube-controller-manager,
-kube-scheduler and etcd built from k8s.io/kubernetes, with kwok as the kubelet of three fake
+kube-scheduler and etcd built from k8s.io/kubernetes, with kwok as the kubelet of four fake
 nodes (tests/controlplane/README.md). Nothing here emulates the API: this module only builds,
 starts, finds and stops those processes, and offers a few conveniences on top of the official
 `kubernetes` client.

@@ -8,7 +8,7 @@ names and rules, never credentials.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tools.kube_call import METADATA_ONLY
 from tools.read import payloads as p
@@ -165,6 +165,28 @@ class NetworkReads(KubeBase):
                 + ",".join(f"{x.get('port')}->{x.get('targetPort')}" for x in s["ports"])
             ),
             namespace=namespace,
+        )
+
+    def find_services(self, service: str) -> ToolResult:
+        """Services of that name in every namespace the reader may list (a field selector:
+        never a survey): where a dependency lives when the namespace a caller names does not
+        exist, or holds no such Service."""
+
+        def shape(item: Json) -> p.FoundService:
+            found = cast(p.FoundService, dict(kinds.service(item)))
+            found["namespace"] = str((item.get("metadata") or {}).get("namespace"))
+            return found
+
+        return self._kinds(
+            "k8s.find_services",
+            {"service": service},
+            "/api/v1/services",
+            shape,
+            lambda s: (
+                f"{s['namespace']}/{s['name']} ports "
+                + ",".join(str(x.get("port")) for x in s["ports"])
+            ),
+            field_selector=f"metadata.name={service}",
         )
 
     def endpoints(self, namespace: str, service: str) -> ToolResult:

@@ -245,6 +245,12 @@ class Service(TypedDict):
     ports: list[ServicePort]
 
 
+class FoundService(Service):
+    """A Service found across namespaces by its name (k8s.find_services)."""
+
+    namespace: str
+
+
 class Endpoints(TypedDict):
     service: str
     ready: int  # ready, in a slice that has ports: these receive traffic
@@ -381,6 +387,7 @@ class PolicyPeer(TypedDict, total=False):
     pods: dict[str, str]  # podSelector matchLabels ({} = every pod)
     namespaces: dict[str, str]  # namespaceSelector matchLabels
     cidr: str
+    cidr_except: list[str]  # ipBlock.except: ranges inside cidr that it does not admit
     ports: list[str]  # "TCP/53"
 
 

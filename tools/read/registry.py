@@ -81,6 +81,10 @@ class NodePodsArgs(_Args):
     node: str = Field(min_length=1, max_length=253)
 
 
+class ServiceNameArgs(_Args):
+    service: str = Field(pattern=_NAME, max_length=63)
+
+
 class NoArgs(_Args):
     pass
 
@@ -91,13 +95,19 @@ class MetricNamesArgs(_Args):
     end: float
 
 
+# A bound on what a planner (or a model) may send: the error-ratio query ORs ten label
+# conventions, each with its sparse-scrape fallback window, ~3,000 characters at the longest
+# namespace name.
+MAX_QUERY_CHARS = 4000
+
+
 class InstantQueryArgs(_Args):
-    query: str = Field(min_length=1, max_length=2000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     at: float | None = None
 
 
 class RangeQueryArgs(_Args):
-    query: str = Field(min_length=1, max_length=2000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     start: float
     end: float
     step_s: float | None = Field(default=None, gt=0)
@@ -148,6 +158,12 @@ SPECS: tuple[ToolSpec, ...] = (
         NodePodsArgs,
     ),
     ToolSpec("k8s.services", "Services and their selectors.", NamespaceArgs),
+    ToolSpec(
+        "k8s.find_services",
+        "Services of one name in every namespace the reader may list (where a dependency "
+        "lives when the namespace a caller names has none): namespace, selector, ports.",
+        ServiceNameArgs,
+    ),
     ToolSpec("k8s.endpoints", "Ready and not-ready endpoints behind a service.", ServiceArgs),
     ToolSpec("k8s.pvcs", "PersistentVolumeClaims with phase and storage class.", NamespaceArgs),
     ToolSpec("k8s.storage_classes", "StorageClasses that exist in the cluster.", NoArgs),
@@ -264,6 +280,7 @@ class ReadRegistry:
             "k8s.find_pods": lambda a: k.find_pods(a.label_selector),
             "k8s.pods_on_node": lambda a: k.pods_on_node(a.node),
             "k8s.services": lambda a: k.services(a.namespace),
+            "k8s.find_services": lambda a: k.find_services(a.service),
             "k8s.endpoints": lambda a: k.endpoints(a.namespace, a.service),
             "k8s.pvcs": lambda a: k.pvcs(a.namespace),
             "k8s.storage_classes": lambda a: k.storage_classes(),

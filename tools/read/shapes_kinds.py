@@ -328,6 +328,7 @@ def _peers(raw: list[Json]) -> list[p.PolicyPeer]:
             entry["namespaces"] = dict(get(peer, "namespaceSelector", "matchLabels") or {})
         if "ipBlock" in peer:
             entry["cidr"] = get(peer, "ipBlock", "cidr") or ""
+            entry["cidr_except"] = [str(x) for x in get(peer, "ipBlock", "except") or []]
         out.append(cast(p.PolicyPeer, entry))
     return out
 

@@ -145,6 +145,9 @@ class Facts:
     def services(self, ns: str) -> tuple[list[p.Service], str | None]:
         return self.listed("k8s.services", p.Service, namespace=ns)
 
+    def find_services(self, name: str) -> tuple[list[p.FoundService], str | None]:
+        return self.listed("k8s.find_services", p.FoundService, service=name)
+
     def pvcs(self, ns: str) -> tuple[list[p.PVC], str | None]:
         return self.listed("k8s.pvcs", p.PVC, namespace=ns)
 

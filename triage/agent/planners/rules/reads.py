@@ -121,9 +121,10 @@ def logs(ctx: Ctx) -> list[ToolCall]:
     ordered = sorted(by_workload.items(), key=lambda kv: not any(_troubled(x) for x in kv[1]))
     out: list[ToolCall] = []
     for (_kind, _name), pods in ordered[:MAX_LOG_WORKLOADS]:
-        troubled = [x for x in pods if _troubled(x)]
+        # a pod not yet placed has no log: then the running ones speak for the workload
+        troubled = [x for x in pods if _troubled(x) and (x["node"] or x["phase"] != "Pending")]
         healthy_too = not ctx.whole_namespace or "logs" in ctx.goal.checks or not troubled
-        chosen = (troubled or pods)[:MAX_LOG_PODS]
+        chosen = (troubled or [x for x in pods if x["node"]] or pods)[:MAX_LOG_PODS]
         for pod in chosen:
             out += _log_calls(ctx.ns, pod, healthy_too=healthy_too)
     return out
@@ -224,6 +225,30 @@ def recent_neighbours(ctx: Ctx, ns: str, behind: list[p.Pod]) -> list[p.Pod]:
         if x["name"] in own or x["phase"] != "Running" or started is None:
             continue
         if 0 <= ctx.now - started <= RECENT_S:
+            out.append((started, x))
+    return [x for _, x in sorted(out, key=lambda t: -t[0])]
+
+
+def dependency_users(ctx: Ctx, svc: str, ns: str) -> list[p.Pod]:
+    """Other pods of the asked-about namespace that started within RECENT_S and whose settings
+    name the same dependency (svc.ns in an env value or an argument), newest first: a new
+    load on it from beside the caller (a batch Job publishing to the same broker)."""
+    asked = {str(ctx.workload_ref(x)) for x in ctx.focus_pods}
+    needle = re.compile(rf"\b{re.escape(svc)}\.{re.escape(ns)}\b")
+    out = []
+    for x in ctx.facts.pods(ctx.ns)[0]:
+        started = epoch(x["start_time"])
+        if str(ctx.workload_ref(x)) in asked or started is None:
+            continue
+        if not 0 <= ctx.now - started <= RECENT_S:
+            continue
+        said = [
+            str(v)
+            for c in x["containers"]
+            if c["spec"]
+            for v in [e.get("value") for e in c["spec"]["env"]] + list(c["spec"]["args"])
+        ]
+        if any(needle.search(s) for s in said):
             out.append((started, x))
     return [x for _, x in sorted(out, key=lambda t: -t[0])]
 
@@ -432,6 +457,10 @@ def hops(ctx: Ctx) -> list[ToolCall]:
                 call("k8s.network_policies", namespace=ns),
             ]
         out.append(call("k8s.endpoints", namespace=ns, service=svc))
+        listed = ctx.facts.get("k8s.services", namespace=ns)
+        if listed is not None and not any(x["name"] == svc for x in ctx.facts.services(ns)[0]):
+            # no such Service where the caller looks (or no such namespace): where is it?
+            out.append(call("k8s.find_services", service=svc))
         if ns != ctx.ns:
             start, end = window(ctx.goal, ctx.now)
             out.append(
@@ -449,6 +478,9 @@ def hops(ctx: Ctx) -> list[ToolCall]:
             # what else runs beside it and started lately: a new load on the dependency
             for pod in recent_neighbours(ctx, ns, behind)[:2]:
                 out += _log_calls(ns, pod, healthy_too=True)
+            # and what else beside the caller uses it and started lately
+            for pod in dependency_users(ctx, svc, ns)[:2]:
+                out += _log_calls(ctx.ns, pod, healthy_too=True)
     for hook in ctx.facts.webhooks()[0]:
         if hook["service"]:
             where, _, _hook_port = hook["service"].partition(":")

@@ -311,6 +311,8 @@ def handled(line: str) -> str | None:
     return next((why for why, rx in _HANDLED if rx.search(line)), None)
 
 
+# "caller":"internal/stats/report.go:33" is a code location, not a field and its value
+_SOURCE_FILE = re.compile(r"\.(go|py|java|kt|scala|js|ts|rb|rs|c|cc|cpp|cs|php|ex)$")
 _PAIR = re.compile(r'(?P<k>[A-Za-z_][\w.]*)"?\s*[=:]\s*"?(?P<v>-?\d+(?:\.\d+)?)(?:[KMGT]i?B?)?\b')
 
 
@@ -321,6 +323,7 @@ class Growth:
     first: float
     last: float
     steady: dict[str, float]  # the fields of the same lines that do not move ("evicted": 0)
+    reports: int = 2  # how many lines of that shape the growth runs through
 
     def __str__(self) -> str:
         still = ", ".join(f"{k}={v:g}" for k, v in list(self.steady.items())[:2])
@@ -335,7 +338,11 @@ def growing(log: list[str]) -> list[Growth]:
     groups: dict[str, list[dict[str, float]]] = {}
     for raw in log[-400:]:
         pairs = {m.group("k"): float(m.group("v")) for m in _PAIR.finditer(raw)}
-        pairs = {k: v for k, v in pairs.items() if k not in ("time", "ts", "level", "pid", "port")}
+        pairs = {
+            k: v
+            for k, v in pairs.items()
+            if k not in ("time", "ts", "level", "pid", "port") and not _SOURCE_FILE.search(k)
+        }
         if pairs:
             groups.setdefault(template(raw), []).append(pairs)
     out = []
@@ -353,7 +360,7 @@ def growing(log: list[str]) -> list[Growth]:
                 steady = {
                     k: rows[0][k] for k in sorted(keys - {key}) if len({r[k] for r in rows}) == 1
                 }
-                out.append(Growth(what, key, values[0], values[-1], steady))
+                out.append(Growth(what, key, values[0], values[-1], steady, len(values)))
     return out
 
 
@@ -424,6 +431,39 @@ _URL = re.compile(
     r"(?P<host>[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?",
     re.I,
 )
+# Words a log writes before a number with a colon ("(pid:57)", "line:88"): never a host
+_NUMBERED_FIELDS = frozenset(
+    [
+        "pid",
+        "tid",
+        "ppid",
+        "uid",
+        "gid",
+        "line",
+        "lineno",
+        "col",
+        "code",
+        "status",
+        "errno",
+        "exit",
+        "attempt",
+        "retry",
+        "retries",
+        "try",
+        "worker",
+        "thread",
+        "id",
+        "count",
+        "seq",
+        "offset",
+        "partition",
+        "shard",
+        "epoch",
+        "gen",
+        "generation",
+        "version",
+    ]
+)
 _HOSTPORT = re.compile(
     r"(?<![\w./:-])(?P<host>[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)"
     r":(?P<port>\d{2,5})\b",
@@ -470,8 +510,8 @@ def endpoints_in(text: str) -> list[Endpoint]:
         found.setdefault(host, Endpoint(host, int(port) if port else None))
     for m in _HOSTPORT.finditer(text):
         host = m.group("host").rstrip(".")
-        if not host[0].isalpha():
-            continue  # an IP, a timestamp ("2026-12-01T10:15"): not a name to follow
+        if not host[0].isalpha() or host.lower() in _NUMBERED_FIELDS:
+            continue  # an IP, a timestamp ("2026-12-01T10:15"), "(pid:57)": not a host
         ep = Endpoint(host, int(m.group("port")))
         if host not in found or found[host].port is None:
             found[host] = ep

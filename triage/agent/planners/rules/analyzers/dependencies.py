@@ -6,7 +6,11 @@ The chain is joined to the cause of the dependency's own failure (chain.compose)
 
 from __future__ import annotations
 
+import ipaddress
+import re
+
 from tools.read import payloads as p
+from tools.results import ErrorKind
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -35,6 +39,56 @@ def _egress_blocks(
         ):
             return pol
     return None
+
+
+_IP_PORT = re.compile(r"\b(?P<ip>(?:\d{1,3}\.){3}\d{1,3}):(?P<port>\d{1,5})\b")
+
+
+def _egress_refuses(
+    policies: list[p.NetworkPolicy], pod: p.Pod, line: str
+) -> tuple[p.NetworkPolicy, str] | None:
+    """(the first policy selecting `pod` for Egress, the address) when the address the log
+    line dialled (ip:port) is one no egress rule of any selecting policy admits: policies add
+    up, a rule admits when one of its peers does (an ipBlock holding the address outside its
+    `except`; a pod or namespace selector can only be a cluster pod, which an address outside
+    every ipBlock is not taken for unless no ipBlock is written at all) and its ports do."""
+    m = _IP_PORT.search(line)
+    if m is None:
+        return None
+    try:
+        ip = ipaddress.ip_address(m.group("ip"))
+    except ValueError:
+        return None
+    port = m.group("port")
+    selecting = [
+        pol
+        for pol in policies
+        if "Egress" in pol["types"]
+        and (not pol["pod_selector"] or selects(pol["pod_selector"], pod["labels"]))
+    ]
+    if not selecting:
+        return None
+    for pol in selecting:
+        for peers, ports in zip(pol["egress"], pol["egress_ports"], strict=False):
+            if ports and not any(x.split("/")[-1] in (port, "*") for x in ports):
+                continue
+            if not peers:
+                return None  # to anywhere on these ports
+            for peer in peers:
+                if "cidr" not in peer:
+                    return None  # a selector: the address may be a pod's, claim nothing
+                if _holds(peer["cidr"], ip) and not any(
+                    _holds(x, ip) for x in peer.get("cidr_except") or []
+                ):
+                    return None
+    return selecting[0], f"{ip}:{port}"
+
+
+def _holds(cidr: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    try:
+        return ip in ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        return False
 
 
 def _ingress_blocks(
@@ -126,45 +180,16 @@ def dependencies(ctx: Ctx) -> list[Finding]:
                     )
                 )
                 continue
-        if sid is None:
-            continue  # the dependency's namespace could not be read
-        if svc is None:
-            names = sorted(s["name"] for s in services_)
+        elsewhere = [x for x in ctx.facts.find_services(svc_name)[0] if x["namespace"] != ns]
+        if svc is None and (elsewhere or sid is not None):
             out.append(
-                Finding(
-                    cls=CauseClass.BAD_CONFIG,
-                    cause=f"{caller.name} is configured to reach {svc_name}.{ns}, but there is no "
-                    f"Service {svc_name} in {ns} (Services there: "
-                    f"{', '.join(names) or 'none'})",
-                    summary=f"{caller.name} calls a Service that does not exist ({svc_name}.{ns})",
-                    impact=f"{caller.name}'s calls to {svc_name} fail.",
-                    chain=chain(
-                        symptom,
-                        link(
-                            C,
-                            f"No Service {svc_name} in namespace {ns}; existing: "
-                            f"{', '.join(names) or 'none'}.",
-                            sid,
-                            about=dep_ref,
-                            facts=(
-                                fact(
-                                    "k8s.services",
-                                    f"[name={svc_name}]",
-                                    "absent",
-                                    None,
-                                    namespace=ns,
-                                ),
-                            ),
-                        ),
-                    ),
-                    strength=Strength.INFERRED,
-                    explains={str(caller)},
-                    follow_ups=[
-                        f"Point {caller.name} at the right host (one of: {', '.join(names[:5])})."
-                    ],
-                )
+                _moved(ctx, caller, caller_pod, symptom, svc_name, ns, elsewhere)
+                if elsewhere
+                else _no_such_service(ctx, caller, symptom, svc_name, ns, services_, sid, dep_ref)
             )
             continue
+        if svc is None:
+            continue  # the dependency's namespace could not be read
         exposed = {int(x["port"]) for x in svc["ports"] if isinstance(x.get("port"), int)}
         if port and exposed and port not in exposed:
             out.append(
@@ -205,8 +230,13 @@ def dependencies(ctx: Ctx) -> list[Finding]:
                 )
             )
             continue
+        refused = _egress_refuses(policies, caller_pod, line)
+        if refused is not None and family is text.Family.CONNECTION:
+            out.append(_dropped(ctx, caller, symptom, refused, nid, svc_name, dep_ref))
+            continue
         eps, eid = ctx.facts.endpoints(ns, svc_name)
-        if eps is not None and not eps["ready"]:
+        # an ExternalName Service is a DNS alias: it has no endpoints by design
+        if eps is not None and not eps["ready"] and svc["type"] != "ExternalName":
             out.append(_no_endpoints(ctx, caller, symptom, svc, ns, eid, sid))
             continue
         blocker = _egress_blocks(policies, caller_pod, dns=False)
@@ -259,25 +289,172 @@ def dependencies(ctx: Ctx) -> list[Finding]:
     return out
 
 
+def _no_such_service(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    svc_name: str,
+    ns: str,
+    services_: list[p.Service],
+    sid: str | None,
+    dep_ref: Ref,
+) -> Finding:
+    names = sorted(s["name"] for s in services_)
+    return Finding(
+        cls=CauseClass.BAD_CONFIG,
+        cause=f"{caller.name} is configured to reach {svc_name}.{ns}, but there is no "
+        f"Service {svc_name} in {ns} (Services there: "
+        f"{', '.join(names) or 'none'})",
+        summary=f"{caller.name} calls a Service that does not exist ({svc_name}.{ns})",
+        impact=f"{caller.name}'s calls to {svc_name} fail.",
+        chain=chain(
+            symptom,
+            link(
+                C,
+                f"No Service {svc_name} in namespace {ns}; existing: {', '.join(names) or 'none'}.",
+                sid,
+                about=dep_ref,
+                facts=(
+                    fact(
+                        "k8s.services",
+                        f"[name={svc_name}]",
+                        "absent",
+                        None,
+                        namespace=ns,
+                    ),
+                ),
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(caller)},
+        follow_ups=[f"Point {caller.name} at the right host (one of: {', '.join(names[:5])})."],
+    )
+
+
+def _dropped(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    refused: tuple[p.NetworkPolicy, str],
+    nid: str | None,
+    svc_name: str,
+    dep_ref: Ref,
+) -> Finding:
+    pol, address = refused
+    return _policy(
+        ctx,
+        caller,
+        symptom,
+        pol,
+        nid,
+        f"NetworkPolicy {pol['name']} selects {caller.name} and admits egress only to "
+        f"{_peers_text(pol, egress=True)}; {address}, where {svc_name} now leads, is outside "
+        "every ipBlock it allows, so the connection is dropped",
+        dep_ref,
+    )
+
+
+def _moved(
+    ctx: Ctx,
+    caller: Ref,
+    caller_pod: p.Pod,
+    symptom: Claim | None,
+    svc_name: str,
+    ns: str,
+    elsewhere: list[p.FoundService],
+) -> Finding:
+    """The caller names a namespace that has no Service of that name (or does not exist),
+    while a Service of that name lives in another: the setting that names the host is stale."""
+    gone = ctx.facts.get("k8s.namespace", namespace=ns)
+    missing = gone is not None and gone.error_kind is ErrorKind.NOT_FOUND
+    # where its neighbours reach a Service of that name (their settings, their logs) first:
+    # a cluster may hold several, and the one the rest of the namespace uses is the move's
+    said = " ".join(
+        [
+            str(e.get("value") or "")
+            for x in ctx.facts.pods(ctx.ns)[0]
+            for c in x["containers"]
+            if c["spec"]
+            for e in c["spec"]["env"]
+        ]
+        + [str(ln) for ev in ctx.facts.all("k8s.logs") if ev.ok for ln in ev.data or []]
+    )
+    used = [x for x in elsewhere if f"{svc_name}.{x['namespace']}" in said]
+    where = ", ".join(sorted({x["namespace"] for x in used or elsewhere[:3]}))
+    setting = next(
+        (
+            e["name"]
+            for c in caller_pod["containers"]
+            if c["spec"]
+            for e in c["spec"]["env"]
+            if re.search(rf"\b{re.escape(svc_name)}\.{re.escape(ns)}\b", str(e.get("value") or ""))
+        ),
+        None,
+    )
+    cause = (
+        f"{caller.name}'s {f'setting {setting}' if setting else 'configuration'} names "
+        f"{svc_name}.{ns}, but "
+        + (
+            f"namespace {ns} does not exist"
+            if missing
+            else f"there is no Service {svc_name} in {ns}"
+        )
+        + f", so the name does not resolve; Service {svc_name} is in namespace {where} now"
+    )
+    found_id = ctx.facts.find_services(svc_name)[1]
+    return Finding(
+        cls=CauseClass.BAD_CONFIG,
+        cause=cause,
+        summary=f"{caller.name} still points at {svc_name}.{ns}; {svc_name} lives in {where}",
+        impact=f"{caller.name}'s calls to {svc_name} fail.",
+        chain=chain(
+            symptom,
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                found_id,  # the namespace read's not-found is an error: not cited
+                about=Ref("Service", ns, svc_name),
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(caller)},
+        follow_ups=[
+            f"Point {setting or caller.name} at {svc_name}.{(used or elsewhere)[0]['namespace']} "
+            "(the namespace it moved to)."
+        ],
+    )
+
+
 def _labels(labels: object) -> str:
     if isinstance(labels, dict):
         return ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "any"
     return str(labels)
 
 
-def _peers_text(pol: p.NetworkPolicy) -> str:
-    peers = [peer for rule in pol["ingress"] for peer in rule]
+def _peers_text(pol: p.NetworkPolicy, *, egress: bool = False) -> str:
+    rules = zip(
+        pol["egress"] if egress else pol["ingress"],
+        pol["egress_ports"] if egress else pol["ingress_ports"],
+        strict=False,
+    )
     return (
         "; ".join(
-            (f"pods with labels {_labels(peer.get('pods'))}" if peer.get("pods") else "any pod")
-            + (
-                f" in namespaces with labels {_labels(peer.get('namespaces'))}"
-                if "namespaces" in peer
-                else ""
-            )
+            _peer_text(peer) + (f" ({', '.join(ports)})" if ports and egress else "")
+            for peers, ports in rules
             for peer in peers
         )
         or "nowhere"
+    )
+
+
+def _peer_text(peer: p.PolicyPeer) -> str:
+    if "cidr" in peer:
+        unless = peer.get("cidr_except") or []
+        return f"ipBlock {peer['cidr']}" + (f" except {', '.join(unless)}" if unless else "")
+    return (f"pods with labels {_labels(peer.get('pods'))}" if peer.get("pods") else "any pod") + (
+        f" in namespaces with labels {_labels(peer.get('namespaces'))}"
+        if "namespaces" in peer
+        else ""
     )
 
 

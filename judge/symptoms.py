@@ -30,7 +30,13 @@ from enum import StrEnum
 from judge.reads import Json, Reads
 from tools.results import ToolStatus
 from triage.core import cron
-from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER_SELECTOR, timed
+from triage.core.signals import (
+    ERROR_MATCHERS,
+    REQUEST_COUNTER_SELECTOR,
+    rate,
+    timed,
+    timed_histograms,
+)
 
 WINDOW_S = 3 * 3600.0
 ERROR_RATIO_FLOOR = 0.05
@@ -182,12 +188,12 @@ def _series(reads: Reads, query: str, end: float) -> Series | None:
 
 def error_ratio(reads: Reads, ns: str, end: float) -> Series | None:
     sel = f'{REQUEST_COUNTER_SELECTOR},namespace="{ns}"'
-    errors = " or ".join(f"rate({{{sel},{m}}}[5m])" for m in ERROR_MATCHERS)
-    found = _series(reads, f"sum({errors}) / sum(rate({{{sel}}}[5m]))", end)
+    errors = " or ".join(rate(f"{{{sel},{m}}}") for m in ERROR_MATCHERS)
+    found = _series(reads, f"sum({errors}) / sum({rate('{' + sel + '}')})", end)
     if found is not None:
         return found
     # no server error at all in the window: the ratio is 0 wherever requests were counted
-    total = _series(reads, f"sum(rate({{{sel}}}[5m]))", end)
+    total = _series(reads, f"sum({rate('{' + sel + '}')})", end)
     return Series(0.0, 0.0, 0.0) if total is not None else None
 
 
@@ -199,7 +205,15 @@ def latencies(reads: Reads, ns: str, end: float) -> dict[str, Series]:
     out = {}
     sel = f'{{namespace="{ns}"}}'
     for base in timed(listed)[:2]:
-        q = f"sum(rate({base}_sum{sel}[5m])) / sum(rate({base}_count{sel}[5m]))"
+        q = f"sum({rate(base + '_sum' + sel)}) / sum({rate(base + '_count' + sel)})"
+        found = _series(reads, q, end)
+        if found is not None:
+            out[base] = found
+    # a histogram exported without _sum/_count (or whose mean hides a tail): its p99
+    for base in timed_histograms(listed)[:2]:
+        if base in out:
+            continue
+        q = f"histogram_quantile(0.99, sum by (le) ({rate(base + '_bucket' + sel)}))"
         found = _series(reads, q, end)
         if found is not None:
             out[base] = found

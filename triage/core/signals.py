@@ -39,3 +39,18 @@ def timed(names: set[str]) -> list[str]:
         for n in names
         if n.endswith("_sum") and f"{n.removesuffix('_sum')}_count" in names and _TIMED.search(n)
     )
+
+
+def rate(selector: str) -> str:
+    """`rate()` over 5 minutes, or over 30 where the samples are too sparse for 5 to hold two
+    (a 10-minute scrape or a federated series): Grafana's `$__rate_interval` idea without
+    knowing the scrape interval. Where 5 minutes has data, `or` keeps it."""
+    return f"(rate({selector}[5m]) or rate({selector}[30m]))"
+
+
+def timed_histograms(names: set[str]) -> list[str]:
+    """The bases of every histogram whose `_bucket` series' name says time (its p99 is a
+    latency), whether or not it also exports `_sum` and `_count`."""
+    return sorted(
+        n.removesuffix("_bucket") for n in names if n.endswith("_bucket") and _TIMED.search(n)
+    )

@@ -12,7 +12,7 @@ from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules.facts import Facts, series_values
 from triage.agent.planners.rules.reads import call, window
 from triage.core.models import Goal
-from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER, timed
+from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER, rate, timed
 
 
 def metric_discovery(goal: Goal, ns: str, now: float) -> list[ToolCall]:
@@ -128,22 +128,22 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
 
     for counter in request_counters(names):
-        errors = " or ".join(f"rate({counter}{{{sel},{m}}}[5m])" for m in ERROR_MATCHERS)
+        errors = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in ERROR_MATCHERS)
         rng(
             f"error_ratio:{counter}",
-            f"sum({errors}) / sum(rate({counter}{{{sel}}}[5m]))",
+            f"sum({errors}) / sum({rate(f'{counter}{{{sel}}}')})",
         )
     for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]:
         rng(
             f"latency_p99:{hist.removesuffix('_bucket')}",
-            f"histogram_quantile(0.99, sum by (le) (rate({hist}{{{sel}}}[5m])))",
+            f"histogram_quantile(0.99, sum by (le) ({rate(f'{hist}{{{sel}}}')}))",
         )
     # mean latency from any histogram's or summary's _sum/_count pair whose name says time:
     # works whatever the buckets and whatever the library names it
     for base in timed(names)[:2]:
         rng(
             f"latency_mean:{base}",
-            f"sum(rate({base}_sum{{{sel}}}[5m])) / sum(rate({base}_count{{{sel}}}[5m]))",
+            f"sum({rate(f'{base}_sum{{{sel}}}')}) / sum({rate(f'{base}_count{{{sel}}}')})",
         )
     if SIGNALS["restarts"] in names:
         rng("restarts", f"sum by (pod) (increase({SIGNALS['restarts']}{{{sel}}}[10m]))")
@@ -152,8 +152,8 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
     if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
         rng(
             "throttling",
-            f"sum by (pod, container) (rate({SIGNALS['throttled']}{{{sel}}}[5m])) / "
-            f"sum by (pod, container) (rate({SIGNALS['cfs_periods']}{{{sel}}}[5m]))",
+            f"sum by (pod, container) ({rate(SIGNALS['throttled'] + '{' + sel + '}')}) / "
+            f"sum by (pod, container) ({rate(SIGNALS['cfs_periods'] + '{' + sel + '}')})",
         )
     if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
         rng(

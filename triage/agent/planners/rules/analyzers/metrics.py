@@ -28,7 +28,7 @@ from triage.agent.planners.rules.facts import (
     series_values,
     workload_of,
 )
-from triage.agent.planners.rules.reads import hosts_failing, recent_neighbours
+from triage.agent.planners.rules.reads import dependency_users, hosts_failing, recent_neighbours
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, Evidence, LinkRole, MutationProposal, TimelineEntry
 
@@ -269,9 +269,37 @@ def regression(ctx: Ctx) -> list[Finding]:
     return out
 
 
+def chronic_latency(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, float, float]]]:
+    """(what, evidence, level) for a p99 that stood at 0.5 s or more through the whole window
+    without rising in it: slow since before the window (a fault days old, or a load that grew),
+    which a rise cannot show."""
+    out = []
+    for ev in ctx.facts.evidence:
+        if not ev.ok or not (ev.purpose or "").startswith("latency_p99:"):
+            continue
+        pts = [(t, v) for t, v in _points(ev) if not math.isnan(v)]
+        if len(pts) < 6 or rise(pts, 0.5):
+            continue
+        level = sorted(v for _, v in pts)[len(pts) // 2]
+        if level >= 0.5:
+            out.append(("p99 latency", ev, (pts[0][0], level, level, max(v for _, v in pts))))
+    return out
+
+
 def throttling(ctx: Ctx) -> list[Finding]:
-    if not symptoms(ctx):
+    # a CPU limit that throttles slows a service from the day load outgrew it: a p99 that rose,
+    # or one that was already high when the window opened
+    rose, chronic = symptoms(ctx), chronic_latency(ctx)
+    if not rose and not chronic:
         return []
+    what, sid = (
+        ("Latency/errors rose in the window.", rose[0][1].id)
+        if rose
+        else (
+            f"The p99 latency stood at {chronic[0][2][1]:.2f}s through the window.",
+            chronic[0][1].id,
+        )
+    )
     out = []
     for ev in ctx.facts.purpose("throttling"):
         for series in ev.data or []:
@@ -293,21 +321,17 @@ def throttling(ctx: Ctx) -> list[Finding]:
                 pod["containers"][0],
             )
             limit = container["limits"].get("cpu", "unset")
+            threads, tid = _parallelism(ctx, pod, container)
             out.append(
                 Finding(
                     cls=CauseClass.CPU_THROTTLING,
                     cause=f"container {container['name']} of {ref.name} is CPU-throttled in "
                     f"{max(values):.0%} of CFS periods by its {limit} CPU limit, so requests "
-                    f"wait for CPU",
+                    f"wait for CPU" + (f"; {threads}" if threads else ""),
                     summary=f"{ref.name} is CPU-throttled (limit {limit}) while latency is up",
                     impact="Requests slow down under load.",
                     chain=chain(
-                        link(
-                            S,
-                            "Latency/errors rose in the window.",
-                            symptoms(ctx)[0][1].id,
-                            about=ref,
-                        ),
+                        link(S, what, sid, about=ref),
                         link(
                             C,
                             f"container_cpu_cfs_throttled ratio up to {max(values):.0%} for "
@@ -316,6 +340,9 @@ def throttling(ctx: Ctx) -> list[Finding]:
                             ctx.facts.pods(ctx.ns)[1],
                             about=ref,
                         ),
+                        link(C, f"{threads[0].upper()}{threads[1:]}.", tid, about=ref)
+                        if threads
+                        else None,
                     ),
                     strength=Strength.INFERRED,
                     explains={str(ref)},
@@ -329,21 +356,75 @@ def throttling(ctx: Ctx) -> list[Finding]:
     return out
 
 
+# How many threads a runtime runs code on, as it reports it at start: Go's GOMAXPROCS, the
+# JVM's available processors, a worker or thread pool size.
+_PARALLEL = re.compile(
+    r"\b(?P<what>gomaxprocs|GOMAXPROCS|availableProcessors|active_?processor_?count|"
+    r"(?:worker|thread)s?(?:_count)?)\b[\"']?\s*[=:]\s*[\"']?(?P<n>\d+)\b"
+)
+
+
+def _parallelism(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None]:
+    """The threads the runtime runs on when that is more than the CPU limit allows at once:
+    each burst uses the CFS quota of a period in a fraction of it, then waits out the rest,
+    although the average use stays under the limit (Go sizes GOMAXPROCS from the node's CPUs
+    unless told otherwise; so do JVMs before container support, and many worker pools)."""
+    limit = _cores(c["limits"].get("cpu"))
+    if limit is None:
+        return "", None
+    log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+    for line in log[:50]:
+        m = _PARALLEL.search(line)
+        if m is None or int(m.group("n")) <= limit:
+            continue
+        n, what = int(m.group("n")), m.group("what")
+        env = {e["name"] for e in (c["spec"]["env"] if c["spec"] else [])}
+        unset = (
+            " (GOMAXPROCS is not set)"
+            if what.lower() == "gomaxprocs" and ("GOMAXPROCS" not in env)
+            else ""
+        )
+        return (
+            f"the process runs {n} threads at once ({what} {n}{unset}) against a "
+            f"{limit:g}-CPU limit: a burst spends the period's CFS quota in a fraction of "
+            f"it and is throttled for the rest",
+            lid,
+        )
+    return "", None
+
+
+def _cores(value: object) -> float | None:
+    raw = str(value or "")
+    try:
+        return float(raw[:-1]) / 1000 if raw.endswith("m") else float(raw)
+    except ValueError:
+        return None
+
+
 _EXHAUSTED = re.compile(
     r"Connection is not available|pool (is )?exhausted|timeout (waiting|acquiring) .*connection|"
     r"too many (clients|connections)|remaining connection slots|max_connections|"
     r"max number of clients|Cannot acquire connection|"
     # a server that takes the connection but rejects the work for capacity
     r"rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)|"
-    r"server (is )?(overloaded|busy)|too many concurrent",
+    r"server (is )?(overloaded|busy)|too many concurrent|"
+    # a broker that holds its publishers back (RabbitMQ's memory or disk alarm, flow control)
+    r"blocked (the |our )?connection|(publisher|producer|connection)s? (is |are )?blocked|"
+    r"blocked by (the )?broker|flow[- ]control",
     re.I,
 )
 _REFUSED_FULL = re.compile(
     r"too many (clients|connections)|remaining connection slots|max number of clients|"
-    r"max_connections|rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)",
+    r"max_connections|rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)|"
+    # a server over its own resource limit: RabbitMQ's alarms, Redis' maxmemory
+    r"resource limit alarm|(memory|disk) alarm|publishers will be blocked|"
+    r"OOM command not allowed",
     re.I,
 )
-_CAPACITY = re.compile(r"rejected[_ ]execution|queue capacity|thread ?pool|overloaded|busy", re.I)
+_CAPACITY = re.compile(
+    r"rejected[_ ]execution|queue capacity|thread ?pool|overloaded|busy|blocked|flow[- ]control",
+    re.I,
+)
 
 
 def _norm(name: str) -> str:
@@ -492,12 +573,14 @@ def _rejects_work(
         if svc is not None and selects(svc["selector"], x["labels"])
     ]
     load = None
-    for pod in recent_neighbours(ctx, ns, behind):
+    users = dependency_users(ctx, dep.name, ns)
+    for pod in recent_neighbours(ctx, ns, behind) + users:
+        where = ctx.ns if pod in users else ns
         log_ev = next(
             (
                 e
                 for e in ctx.facts.all("k8s.logs")
-                if e.ok and e.args.get("namespace") == ns and e.args.get("pod") == pod["name"]
+                if e.ok and e.args.get("namespace") == where and e.args.get("pod") == pod["name"]
             ),
             None,
         )
@@ -505,11 +588,13 @@ def _rejects_work(
         kind, name = workload_of(pod)
         started = _ago(ctx, pod["start_time"]) or "lately"
         load = (
-            f"{kind} {name} started {started} beside it"
+            f"{kind} {name} started {started} "
+            + (f"in {ctx.ns} and uses it too" if where != ns else "beside it")
             + (f' and says "{short(lines[0], 140)}"' if lines else "")
             + (f' (latest: "{short(lines[-1], 100)}")' if len(lines) > 1 else ""),
-            log_ev.id if log_ev else ctx.facts.pods(ns)[1],
+            log_ev.id if log_ev else ctx.facts.pods(where)[1],
             pod,
+            where,
         )
         break
     cause = (
@@ -534,7 +619,7 @@ def _rejects_work(
                 if load
                 else f"{dep.name} in {ns} rejects work for capacity.",
                 load[1] if load else ctx.facts.pods(ns)[1],
-                about=ctx.workload_ref(load[2], ns) if load else dep,
+                about=ctx.workload_ref(load[2], load[3]) if load else dep,
             ),
         ),
         strength=Strength.INFERRED,

@@ -64,7 +64,9 @@ def _trend(ctx: Ctx, pod: p.Pod, container: str) -> tuple[str | None, str | None
 
 
 _SIZED = re.compile(r"(bytes|_mb|_gb|size|items|entries|rows|objects)\b", re.I)
-_SIZING = re.compile(r"(CACHE|MAX|POOL|BUFFER|QUEUE|BATCH|WORKERS|THREADS|CONCURRENCY)", re.I)
+_SIZING = re.compile(
+    r"(CACHE|MAX|POOL|BUFFER|QUEUE|BATCH|WORKERS|THREADS|CONCURRENCY)(?!PROCS)", re.I
+)
 
 
 _BOOTED = re.compile(
@@ -114,6 +116,31 @@ def _workers(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None] | N
             + " — the pool is sized from the node's CPUs, and every worker holds its own memory"
         )
     return said, lid
+
+
+# Fields that measure what a process holds (not an ID or a count of work done)
+_HELD = re.compile(
+    r"goroutine|heap|mem|rss|bytes|_[kmg]i?b$|size|entries|items|objects|listeners|handles|"
+    r"fds|sessions|cache|buffer|threads|alloc|retained|live|open",
+    re.I,
+)
+
+
+def _grew_until_the_kill(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[list[str], str] | None:
+    """What the killed instance's own periodic reports show growing without a drop until the
+    kill (goroutines, heap, entries, listeners: at least three reports, at least doubled):
+    a leak, whatever the working-set series in the window shows after the restart."""
+    log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+    if not lid:
+        return None
+    grown = [
+        g
+        for g in text.growing(log)
+        if g.reports >= 3 and g.last >= 2 * max(g.first, 1) and _HELD.search(g.key)
+    ]
+    if not grown:
+        return None
+    return [f"{g} over {g.reports} reports before the kill" for g in grown[:2]], lid
 
 
 def _held_before_the_kill(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None] | None:
@@ -216,13 +243,14 @@ def oom(ctx: Ctx) -> list[Finding]:
                     f"75% of {limit_text}) or raise the limit above it."
                 ],
             )
-        elif trend == "leak":
-            held = _what_grows(ctx, pod, c["name"])
+        elif trend == "leak" or (grew := _grew_until_the_kill(ctx, pod, c)):
+            held = _what_grows(ctx, pod, c["name"]) if trend == "leak" else grew
             finding = Finding(
                 cls=CauseClass.MEMORY_LEAK,
                 cause=f"{ref.name}'s memory grows steadily "
-                f"(to {quantities.human(peak or 0)}) until "
-                f"the {limit_text} limit kills it: a leak, not a limit set too low",
+                + (f"(to {quantities.human(peak or 0)}) " if trend == "leak" else "")
+                + f"until the {limit_text} limit kills it: a leak, not a limit set too low"
+                + (f" ({'; '.join(held[0])})" if held and trend != "leak" else ""),
                 summary=f"{ref.name} leaks memory and is OOM-killed at {limit_text}",
                 impact=f"{ref.name} restarts every time the leak reaches the limit.",
                 chain=chain(
@@ -233,7 +261,9 @@ def oom(ctx: Ctx) -> list[Finding]:
                         f"{quantities.human(peak or 0)}) until the kill at {limit_text}.",
                         mid,
                         about=ref,
-                    ),
+                    )
+                    if trend == "leak"
+                    else None,
                     link(
                         C,
                         "What it holds on to, in its log: " + "; ".join(held[0]) + ".",

@@ -550,6 +550,7 @@ def _alert_explained(ctx: Ctx) -> list[Claim | None]:
                 f"; it is severity {severity}: informational by its own rule, for a dashboard "
                 "rather than a page"
             )
+        why += _sidecar(ctx, str(alert.labels.get("container") or ""))
         classes = sorted(
             {str(x.get("priority_class")) for x in ctx.focus_pods if x.get("priority_class")}
         )
@@ -562,6 +563,30 @@ def _alert_explained(ctx: Ctx) -> list[Claim | None]:
 
 
 INFORMATIONAL = {"info", "informational", "none", "low", "notice", "debug"}
+
+
+def _sidecar(ctx: Ctx, container: str) -> str:
+    """'; it is about container config-reloader, a sidecar: the container that serves is
+    app': an alert on a helper container beside the one whose ports carry the traffic."""
+    if not container:
+        return ""
+    for pod in ctx.focus_pods:
+        names = [c["name"] for c in pod["containers"]]
+        if container not in names or len(names) < 2:
+            continue
+        serving = [
+            c["name"]
+            for c in pod["containers"]
+            if c["spec"] and c["spec"]["ports"] and c["name"] != container
+        ]
+        mine = next(c for c in pod["containers"] if c["name"] == container)
+        if serving and not (mine["spec"] and mine["spec"]["ports"]):
+            return (
+                f"; it is about container {container}, a sidecar that serves no port: the "
+                f"container that serves the traffic is {', '.join(serving)}, which it does not "
+                "slow down"
+            )
+    return ""
 
 
 def _autoscalers_explained(ctx: Ctx) -> list[Claim | None]:

@@ -57,6 +57,41 @@ def _bound_elsewhere(
     return None
 
 
+def _granted_to(
+    data: p.RBAC,
+    sa_ns: str,
+    sa: str,
+    verb: str,
+    resource: str,
+    group: str,
+    pod: p.Pod | None,
+) -> str | None:
+    """The grant exists, to another ServiceAccount of the same namespace: the pods run as
+    the wrong one (most often `default`, when the template names none, or a values key the
+    chart no longer reads)."""
+    roles = {f"{r['kind']}/{r['name']}": r for r in data["roles"]}
+    for b in data["bindings"]:
+        role = roles.get(b.get("role", ""))
+        if role is None or not _grants(role, verb, resource, group):
+            continue
+        for subject in b.get("subjects", []):
+            kind, _, rest = subject.partition("/")
+            other_ns, _, name = rest.partition("/")
+            if kind == "ServiceAccount" and other_ns == sa_ns and name != sa:
+                runs_as = (
+                    "the pods set no serviceAccountName, so they run as the default ServiceAccount"
+                    if sa == "default"
+                    else f"the pods run as ServiceAccount {sa} (serviceAccountName {sa})"
+                )
+                what = "ClusterRoleBinding" if b.get("cluster") else "RoleBinding"
+                return (
+                    f"{runs_as}; {what} {b.get('name')} binds {b.get('role')} (which grants "
+                    f"{verb} on {resource}) to ServiceAccount {sa_ns}/{name} instead"
+                    + ("" if pod is None else f", which pod {pod['name']} does not run as")
+                )
+    return None
+
+
 def rbac(ctx: Ctx) -> list[Finding]:
     out = []
     for ev in ctx.facts.all("k8s.logs"):
@@ -95,7 +130,9 @@ def rbac(ctx: Ctx) -> list[Finding]:
             elif bound:
                 roles_text = f"bound to {', '.join(b['role'] for b in bound)}"
             if not bound:
-                near = _bound_elsewhere(data, sa_ns, sa, verb, resource, group)
+                near = _bound_elsewhere(data, sa_ns, sa, verb, resource, group) or _granted_to(
+                    data, sa_ns, sa, verb, resource, group, pod
+                )
                 if near is not None:
                     roles_text = near
         if not missing:
@@ -118,8 +155,11 @@ def rbac(ctx: Ctx) -> list[Finding]:
                 ),
                 explains={str(ref), str(ctx.ref("ServiceAccount", sa, sa_ns))},
                 follow_ups=[
-                    f"Bind the role to ServiceAccount {sa_ns}/{sa} (fix the binding's subject "
-                    "namespace)."
+                    "Set the pod template's serviceAccountName to the ServiceAccount the "
+                    "binding names."
+                    if " instead" in roles_text
+                    else f"Bind the role to ServiceAccount {sa_ns}/{sa} (fix the binding's "
+                    "subject namespace)."
                     if "binds " in roles_text
                     else f"Add the verb {verb} on {resource} to the Role bound to {sa_ns}/{sa}."
                 ],
@@ -157,6 +197,30 @@ def refusal(line: str) -> str | None:
     return None
 
 
+# Fields of a structured log line that name what a call went to
+_TARGET_FIELDS = re.compile(
+    r"[\"']?(?P<k>bucket|container|blob|key|object|table|queue|topic|resource|url|uri|"
+    r"account|vault|secret_name|path)[\"']?\s*[:=]\s*[\"']?(?P<v>[^\"',}\s]+)",
+    re.I,
+)
+
+
+def _refused_target(log: list[str]) -> str:
+    """What the refused call went to, when the refusal itself does not say (Azure's and many
+    SDKs' 403s do not): the fields of the last line that reports a 403 or a denied or failed
+    call and names its target — '"upload of rendition failed" (container renditions, blob …)'."""
+    for raw in reversed(log[-200:]):
+        if not re.search(r"\b403\b|denied|forbidden|not authori[sz]ed|failed", raw, re.I):
+            continue
+        fields = [(m.group("k"), m.group("v")) for m in _TARGET_FIELDS.finditer(raw)]
+        if not fields:
+            continue
+        msg = re.search(r'"(?:msg|message)"\s*:\s*"([^"]{1,80})"', raw)
+        said = ", ".join(f"{k} {v}" for k, v in fields[:3])
+        return (f'"{msg.group(1)}" ' if msg else "") + f"({said})"
+    return ""
+
+
 def cloud_refusals(ctx: Ctx) -> list[Finding]:
     """Running, Ready pods whose current log says a cloud API refused them: the calls that
     need that permission fail (uploads, writes) while the rest serves."""
@@ -181,9 +245,11 @@ def cloud_refusals(ctx: Ctx) -> list[Finding]:
             seen.add(str(ref))
             denied = refusal(line.text)
             who, wid = cloud_identity(ctx, pod)
+            target = "" if denied else _refused_target(log)
             cause = (
                 "a cloud API refuses the identity "
                 f"{ref.name} calls it with: {denied or short(line.text, 180)}"
+                + (f"; the refused call: {target}" if target else "")
                 + (f"; {who}" if who else "")
                 + " — the calls that need that permission fail, the rest still serve"
             )

@@ -63,6 +63,35 @@ def _first_metric(h: p.HPA) -> str:
     return _said(h["current_metrics"][0]) if h["current_metrics"] else "its metrics read nothing"
 
 
+def _source_gone(ctx: Ctx, h: p.HPA, message: str) -> tuple[str, str | None] | None:
+    """A custom metric the metrics API cannot find, whose source series (by the adapter's
+    usual rule, `<name>_total` for `<name>_per_second`) the namespace no longer exports:
+    what the workload exports instead is named beside it."""
+    if "could not find the metric" not in message and "unable to get metric" not in message:
+        return None
+    names = {str(t.get("name")) for t in h["target_metrics"] if t.get("kind") != "Resource"}
+    sel = f'{{namespace="{ctx.ns}"}}'
+    exported = ctx.facts.metric_names(sel)
+    eid = next(
+        (e.id for e in ctx.facts.all("prom.metric_names") if e.args.get("selector") == sel), None
+    )
+    for name in sorted(names):
+        if not name.endswith("_per_second"):
+            continue
+        series = name.removesuffix("_per_second") + "_total"
+        if not exported or series in exported:
+            continue
+        head = series.split("_")[0]
+        instead = sorted(n for n in exported if n.startswith(head + "_") and n != series)[:3]
+        return (
+            f"the metrics adapter derives {name} from the rate of {series} (its usual rule), "
+            f"but nothing in {ctx.ns} exports {series} in the window"
+            + (f"; what it exports instead: {', '.join(instead)}" if instead else ""),
+            eid,
+        )
+    return None
+
+
 def hpas(ctx: Ctx) -> list[Finding]:
     hpas_, hid = ctx.facts.hpas(ctx.ns)
     out = []
@@ -76,12 +105,13 @@ def hpas(ctx: Ctx) -> list[Finding]:
         if active and active.get("status") == "False":
             message = str(active.get("message") or "")
             missing_requests = "missing request" in message
+            source = _source_gone(ctx, h, message)
             cause = (
                 f"HPA {h['name']} cannot compute its CPU utilization because {target}'s containers "
                 f"set no resources.requests.cpu ({short(message, 160)})"
                 if missing_requests
                 else f"HPA {h['name']} cannot read its metric: {active.get('reason')}: "
-                f"{short(message, 160)}"
+                f"{short(message, 160)}" + (f"; {source[0]}" if source else "")
             )
             out.append(
                 Finding(
@@ -114,6 +144,9 @@ def hpas(ctx: Ctx) -> list[Finding]:
                                 ),
                             ),
                         ),
+                        link(C, source[0][0].upper() + source[0][1:] + ".", source[1], about=ref)
+                        if source
+                        else None,
                     ),
                     explains={str(ref), str(hpa_ref)},
                     follow_ups=[

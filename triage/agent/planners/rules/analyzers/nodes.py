@@ -3,6 +3,8 @@ pressure evicts pods and refuses new ones (the scheduler's taint says so)."""
 
 from __future__ import annotations
 
+import re
+
 from tools.read import payloads as p
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -71,6 +73,35 @@ def _heaviest(ctx: Ctx, node: p.Node) -> str:
     return ""
 
 
+# A program that cannot start a process or a thread: what running out of PIDs looks like
+_NO_PIDS = re.compile(
+    r"\bEAGAIN\b|Resource temporarily unavailable|pthread_create|fork: (retry|Resource)|"
+    r"can't start new thread|unable to create (new )?native thread|\b(zombie|defunct)\b",
+    re.I,
+)
+
+
+def _pid_holders(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
+    """What the pods on a node under PIDPressure say when they cannot start a process or a
+    thread: the pod that spawns them is the likeliest holder of the PIDs."""
+    on = {x["name"] for x in ctx.facts.pods(ctx.ns)[0] if x["node"] == node["name"]}
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("namespace") != ctx.ns or ev.args.get("pod") not in on:
+            continue
+        found = next((m for x in reversed(ev.data or []) if (m := _NO_PIDS.search(str(x)))), None)
+        if found:
+            line = found.string
+            hit = line[max(0, found.start() - 100) : found.end() + 60]
+            hit = ("…" if found.start() > 100 else "") + hit
+            return (
+                f"; pod {ev.args.get('pod')} on it cannot start processes: "
+                f'"{hit}" — a process that spawns children and never reaps them '
+                "(no init process as PID 1) fills the node's PID table with zombies",
+                ev.id,
+            )
+    return "", None
+
+
 def nodes(ctx: Ctx) -> list[Finding]:
     """A node that is NotReady or under pressure, when it holds or would hold what was asked
     about: pods running (or evicted) there, or Pending pods it is the only fit for."""
@@ -112,7 +143,11 @@ def nodes(ctx: Ctx) -> list[Finding]:
         ref = ctx.workload_ref(subject)
         what = (
             f"pod {subject['name']} runs on it and is {subject['phase']}"
-            + (f" ({subject['reason']})" if subject["reason"] else ", not ready")
+            + (
+                f" ({subject['reason']})"
+                if subject["reason"]
+                else (", ready" if subject["ready"] else ", not ready")
+            )
             if on
             else f"pod {subject['name']} is Pending and {node['name']} is the only node its "
             f"nodeSelector {subject['node_selector'] or '{}'} and tolerations allow"
@@ -133,6 +168,8 @@ def nodes(ctx: Ctx) -> list[Finding]:
             + (_heaviest(ctx, node) if kind == "MemoryPressure" else "")
             + f": {what}"
         )
+        spawner, sid = _pid_holders(ctx, node) if kind == "PIDPressure" else ("", None)
+        cause += spawner
         out.append(
             Finding(
                 cls=cls,
@@ -147,8 +184,10 @@ def nodes(ctx: Ctx) -> list[Finding]:
                         f"Node {node['name']} condition {kind}={cond.get('status')} "
                         f"({cond.get('reason')}: {detail})"
                         + (f"; taints {', '.join(taints)}" if taints else "")
+                        + spawner
                         + ".",
                         nid,
+                        sid,
                         about=ctx.ref("Node", node["name"], ""),
                         facts=(
                             fact(

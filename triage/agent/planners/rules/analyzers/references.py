@@ -5,6 +5,8 @@ fails. The chain ends at the reference a human fixes (the tag, the name, the key
 
 from __future__ import annotations
 
+import re
+
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import (
@@ -42,9 +44,12 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         denied = any(w in lower for w in ("unauthorized", "denied", "authentication required"))
         missing = any(w in lower for w in ("not found", "manifest unknown", "does not exist"))
         limited = any(w in lower for w in ("toomanyrequests", "too many requests", "rate limit"))
+        platform = _platform_mismatch(ctx, pod, lower)
         why = (
-            "the registry rate-limits the pulls (429 Too Many Requests): pull with credentials "
-            "or from a mirror"
+            platform
+            if platform
+            else "the registry rate-limits the pulls (429 Too Many Requests): pull with "
+            "credentials or from a mirror"
             if limited
             else "the registry refuses the credentials (no or wrong imagePullSecret)"
             if denied
@@ -88,6 +93,33 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         changed_since_healthy(ctx, ref, f, field="image")
         out.append(f)
     return out
+
+
+_PLATFORM = re.compile(
+    r"no match(ing)? (for platform|manifest for (?P<wanted>[\w/]+))|exec format error", re.I
+)
+
+
+def _platform_mismatch(ctx: Ctx, pod: p.Pod, message: str) -> str | None:
+    """The image exists but has no build for the node's CPU architecture: the architecture
+    the pod is placed on (its nodeSelector, else its node's label) against the image's."""
+    m = _PLATFORM.search(message)
+    if m is None:
+        return None
+    arch_key = "kubernetes.io/arch"
+    node = next((n for n in ctx.facts.nodes()[0] if n["name"] == pod["node"]), None)
+    arch = pod["node_selector"].get(arch_key) or (node["labels"].get(arch_key) if node else None)
+    wanted = m.group("wanted") or (f"linux/{arch}" if arch else "the node's platform")
+    where = (
+        f"nodeSelector {arch_key}={pod['node_selector'][arch_key]}"
+        if arch_key in pod["node_selector"]
+        else f"node {pod['node']}"
+    )
+    return (
+        f"the image has no build for {wanted}: the pod is placed on {arch or 'another'} "
+        f"nodes ({where}) and the image's index lists no such platform — publish a "
+        "multi-arch image or keep the workload on nodes of the architecture it is built for"
+    )
 
 
 def _mount_failed(ctx: Ctx, pod: p.Pod) -> str | None:

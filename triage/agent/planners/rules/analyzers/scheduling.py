@@ -162,7 +162,11 @@ def _qty(value: str) -> float:
     return quantity_bytes(value) or 0.0
 
 
-_QUOTA = re.compile(r"exceeded quota: (?P<quota>[\w.-]+)", re.I)
+# The ResourceQuota admission plugin's two refusals: a request over what is left ("exceeded
+# quota: q, requested: …, used: …, limited: …") and a pod that declares no value for a resource
+# the quota tracks ("failed quota: q: must specify limits.cpu for: c1,c2; requests.memory …").
+_QUOTA = re.compile(r"(?:exceeded|failed) quota: (?P<quota>[\w.-]+)", re.I)
+_MUST_SPECIFY = re.compile(r"(?P<resource>[\w./-]+) for: (?P<containers>[\w.,-]+)")
 # The LimitRanger admission plugin's words: a bound per container or pod, and what was asked.
 _LIMIT = re.compile(
     r"(?P<bound>minimum|maximum) (?P<what>\w+) usage per (?P<per>Container|Pod) is "
@@ -235,20 +239,64 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     usage = ""
     if quota:
         usage = ", ".join(f"{k} {quota['used'].get(k, '0')}/{v}" for k, v in quota["hard"].items())
+    name = m.group("quota")
+    unset = _unset_resources(message)
+    if unset:
+        # Not a full quota: containers that declare nothing for what the quota counts (and no
+        # LimitRange default fills it in), which the plugin refuses whatever is left.
+        limits, lid = ctx.facts.limit_ranges(ctx.ns)
+        defaults = "" if limits else f"; no LimitRange in {ctx.ns} supplies defaults"
+        missing = "; ".join(f"{c} sets no {', '.join(r)}" for c, r in unset.items())
+        cause = (
+            f"ResourceQuota {name} in {ctx.ns} tracks {', '.join(sorted(_tracked(unset)))}, so "
+            f"every pod must specify them, but the new template of {ref.name} has container(s) "
+            f"without those resources: {missing}{defaults}"
+        )
+        return Finding(
+            cls=CauseClass.QUOTA_EXCEEDED,
+            cause=cause,
+            summary=f"{ref.name} cannot create pods: quota {name} refuses containers "
+            f"without resources ({', '.join(unset)})",
+            impact=f"{ref.name} cannot roll out or scale; existing pods keep running.",
+            chain=chain(
+                symptom,  # type: ignore[arg-type]
+                link(C, cause[0].upper() + cause[1:] + ".", qid, lid, about=ref),
+            ),
+            explains={str(ref)},
+            follow_ups=[
+                f"Give container(s) {', '.join(unset)} of {ref.name} a resources block "
+                f"(requests and limits), or add a LimitRange with defaults to {ctx.ns}."
+            ],
+        )
     cause = (
-        f"ResourceQuota {m.group('quota')} in {ctx.ns} rejects the new pods of {ref.name}: "
+        f"ResourceQuota {name} in {ctx.ns} rejects the new pods of {ref.name}: "
         f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
         + (f" (used/hard: {usage})" if usage else "")
     )
     return Finding(
         cls=CauseClass.QUOTA_EXCEEDED,
         cause=cause,
-        summary=f"{ref.name} cannot create pods: quota {m.group('quota')} is exhausted",
+        summary=f"{ref.name} cannot create pods: quota {name} is exhausted",
         impact=f"{ref.name} cannot roll out or scale; existing pods keep running.",
         chain=chain(symptom, link(C, cause[0].upper() + cause[1:] + ".", qid, about=ref)),  # type: ignore[arg-type]
         explains={str(ref)},
-        follow_ups=[f"Raise ResourceQuota {m.group('quota')} or lower the requests of {ref.name}."],
+        follow_ups=[f"Raise ResourceQuota {name} or lower the requests of {ref.name}."],
     )
+
+
+def _unset_resources(message: str) -> dict[str, list[str]]:
+    """{container: [resources it sets no value for]} from a 'must specify' refusal."""
+    _, _, rest = message.partition("must specify ")
+    out: dict[str, list[str]] = {}
+    for m in _MUST_SPECIFY.finditer(rest):
+        for container in m.group("containers").split(","):
+            if container:
+                out.setdefault(container, []).append(m.group("resource"))
+    return out
+
+
+def _tracked(unset: dict[str, list[str]]) -> set[str]:
+    return {r for resources in unset.values() for r in resources}
 
 
 def _offender(ctx: Ctx, ref: Ref, m: re.Match[str]) -> str:

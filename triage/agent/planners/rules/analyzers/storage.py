@@ -4,7 +4,9 @@ is full (the kubelet's volume stats, or the program's ENOSPC)."""
 from __future__ import annotations
 
 import itertools
+import re
 
+from tools.read import payloads as p
 from triage.agent.planners.rules import quantities
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -140,7 +142,7 @@ def _moved_with(ctx: Ctx) -> tuple[list[str], str | None]:
             label = f"{name}{{{shown}}}" if shown else name
             falls = sum(1 for a, b in itertools.pairwise(values) if b < a)
             if values[0] > 0 and values[-1] > values[0] * 1.05 and falls <= len(values) // 10:
-                said.append(f"{label} grew {_size(values[0])} → {_size(values[-1])}")
+                said.append(f"{label} grew {_size(values[0], name)} → {_size(values[-1], name)}")
             elif max(values) == 0 and any(w in name for w in _LIVENESS_WORDS):
                 said.append(f"{label} is 0 for the whole window (inactive)")
         if said:
@@ -148,8 +150,31 @@ def _moved_with(ctx: Ctx) -> tuple[list[str], str | None]:
     return [], None
 
 
-def _size(n: float) -> str:
-    return quantities.human(n) if n >= 1024 else f"{n:g}"
+def _size(n: float, name: str = "bytes") -> str:
+    if n >= 1024 and "bytes" in name:
+        return quantities.human(n)
+    return f"{n:,.0f}" if n >= 1e5 else f"{n:g}"
+
+
+# How a program says its disk is full, or that it stopped writing because it nearly is
+# (Elasticsearch's flood-stage watermark marks indices read-only; a kernel says ENOSPC).
+_DISK_WORDS = re.compile(
+    r"watermark|read[-_ ]only[-_ ]allow[-_ ]delete|ENOSPC|no space left|disk (is )?full|"
+    r"disk usage exceeded|out of disk|not enough (disk|free) space",
+    re.I,
+)
+
+
+def _disk_said(ctx: Ctx, pods: list[p.Pod]) -> tuple[str, str, p.Pod] | None:
+    """(line, evidence id, pod): the last line of these pods' logs that speaks of the disk."""
+    names = {x["name"]: x for x in pods}
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("namespace") != ctx.ns or ev.args.get("pod") not in names:
+            continue
+        hits = [str(x) for x in ev.data or [] if _DISK_WORDS.search(str(x))]
+        if hits:
+            return hits[-1], ev.id, names[str(ev.args.get("pod"))]
+    return None
 
 
 def _growth(values: list[float]) -> str:
@@ -174,13 +199,36 @@ def volume_full(ctx: Ctx) -> list[Finding]:
             size = f" of {pvc['requested']}" if pvc and pvc["requested"] else ""
             grew = _growth(values)
             with_it, wid = _moved_with(ctx)
+            # what the full disk does, in the words of its own users and of those who write
+            # to them (a log shipper refused by a store that went read-only)
+            own = _disk_said(ctx, users)
+            others = [x for x in ctx.facts.pods(ctx.ns)[0] if x not in users]
+            told = _disk_said(ctx, others)
             out.append(
                 Finding(
                     cls=CauseClass.VOLUME_FULL,
-                    cause=f"volume {claim}{size} is {values[-1]:.0%} full" + grew,
+                    cause=f"volume {claim}{size} is {values[-1]:.0%} full"
+                    + grew
+                    + (f"; {ref.name} says: {short(own[0], 200)}" if own else ""),
                     summary=f"Volume {claim} is full",
                     impact="Writes to it fail (ENOSPC).",
                     chain=chain(
+                        link(
+                            S,
+                            f"{ctx.workload_ref(told[2]).name}'s log: {short(told[0], 240)}",
+                            told[1],
+                            about=ctx.workload_ref(told[2]),
+                        )
+                        if told
+                        else None,
+                        link(
+                            S if told is None else M,
+                            f"{ref.name}'s log: {short(own[0], 240)}",
+                            own[1],
+                            about=ref,
+                        )
+                        if own
+                        else None,
                         link(
                             M if with_it else C,
                             f"kubelet volume stats: PersistentVolumeClaim {claim}{size} is "

@@ -396,20 +396,30 @@ def pdbs(ctx: Ctx) -> list[Finding]:
             continue
         ref = ctx.workload_ref(pods[0])
         rule = _rule(pdb)
+        # the cordoned nodes this budget holds up: those its pods run on (others may be
+        # cordoned for reasons of their own)
+        on = [n for n in cordoned if any(x["node"] == n for x in pods)] or cordoned
+        count = pdb["expected_pods"]
+        lone = ", a single replica: a budget that keeps it up forbids every eviction,"
+        cause_text = (
+            f"PodDisruptionBudget {pdb['name']} ({rule}) allows 0 disruptions: "
+            f"{ref.name} has {count} pod{'s' if count != 1 else ''} "
+            f"({pdb['current_healthy']} healthy)"
+            + (lone if count == 1 else "")
+            + " and the budget needs them all, so "
+            f"evicting any of {ref.name}'s pods is refused and the drain of "
+            f"{', '.join(on) or 'the node'} cannot finish"
+        )
         out.append(
             Finding(
                 cls=CauseClass.PDB_BLOCKING,
-                cause=f"PodDisruptionBudget {pdb['name']} ({rule}) allows 0 disruptions: "
-                f"{ref.name} has {pdb['expected_pods']} pods ({pdb['current_healthy']} healthy) "
-                f"and the budget needs them all, so evicting any "
-                f"of {ref.name}'s pods is refused and the drain of "
-                f"{', '.join(cordoned) or 'the node'} cannot finish",
+                cause=cause_text,
                 summary=f"A node drain is blocked by PodDisruptionBudget {pdb['name']}",
                 impact="The node cannot be drained (maintenance, upgrade) until a pod may go.",
                 chain=chain(
                     link(
                         S,
-                        (f"Node(s) {', '.join(cordoned)} are cordoned; " if cordoned else "")
+                        (f"Node(s) {', '.join(on)} cordoned; " if on else "")
                         + (
                             f"event: {short(str(blocked[0]['message']))}"
                             if blocked
@@ -417,7 +427,7 @@ def pdbs(ctx: Ctx) -> list[Finding]:
                         ),
                         eid,
                         nid,
-                        about=ctx.ref("Node", cordoned[0], "") if cordoned else ref,
+                        about=ctx.ref("Node", on[0], "") if on else ref,
                     ),
                     link(
                         C,

@@ -279,6 +279,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
         )
     claims += _restarts_explained(ctx)
     claims += _memory_explained(ctx)
+    claims += _volumes_explained(ctx)
     claims += _events_explained(ctx)
     claims += _logs_explained(ctx)
     claims += _alert_explained(ctx)
@@ -353,19 +354,75 @@ def _memory_explained(ctx: Ctx) -> list[Claim | None]:
                     if max(values) < min(values) * 1.3
                     else "and has not fallen back in the window"
                 )
+                made_of, mid = _memory_parts(ctx, workload, c["name"])
                 out.append(
                     link(
                         None,
                         f"The working set of {workload}/{c['name']} peaks at "
                         f"{quantities.human(peak)} of "
-                        f"its {c['limits'].get('memory')} limit ({peak / limit:.0%}) {shape}.",
+                        f"its {c['limits'].get('memory')} limit ({peak / limit:.0%}) {shape}"
+                        + made_of
+                        + ".",
                         ev.id,
+                        mid,
                         ctx.facts.pods(ctx.ns)[1],
                         about=ctx.workload_ref(pod),
                     )
                 )
                 return out
     return out
+
+
+def _volumes_explained(ctx: Ctx) -> list[Claim | None]:
+    """A volume of what was asked about that is well used but did not grow in the window:
+    held at a level (a cache under its own size cap, a data set that no longer grows)."""
+    used = {c for x in ctx.focus_pods for c in x["claims"]}
+    out: list[Claim | None] = []
+    for ev in ctx.facts.purpose("volume_usage"):
+        for series in ev.data or []:
+            claim = str((series.get("labels") or {}).get("persistentvolumeclaim", ""))
+            values = series_values(series)
+            if claim not in used or len(values) < 6 or values[-1] < 0.5:
+                continue
+            if max(values) - min(values) <= 0.02:
+                out.append(
+                    link(
+                        None,
+                        f"Volume {claim} is {values[-1]:.0%} used and flat over the window "
+                        f"(between {min(values):.0%} and {max(values):.0%}): it is not filling; "
+                        "a level held steady is what a cache bounded by its own size limit "
+                        "looks like",
+                        ev.id,
+                        about=ctx.ref("PersistentVolumeClaim", claim),
+                    )
+                )
+    return out[:2]
+
+
+def _memory_parts(ctx: Ctx, workload: str, container: str) -> tuple[str, str | None]:
+    """'; of it, 160Mi is the process's own (RSS) and 780Mi page cache, which the kernel
+    reclaims under pressure before it OOM-kills': when cAdvisor's split was read."""
+    last: dict[str, tuple[float, str]] = {}
+    for part in ("memory_rss", "memory_cache"):
+        for ev in ctx.facts.purpose(part):
+            for series in ev.data or []:
+                labels = series.get("labels") or {}
+                if str(labels.get("pod", "")).startswith(f"{workload}-") and labels.get(
+                    "container"
+                ) in (container, None):
+                    values = series_values(series)
+                    if values:
+                        last[part] = (values[-1], ev.id)
+    if "memory_rss" not in last or "memory_cache" not in last:
+        return "", None
+    rss, cache = last["memory_rss"][0], last["memory_cache"][0]
+    said = (
+        f"; cAdvisor counts {quantities.human(rss)} of the process's own memory (RSS) and "
+        f"{quantities.human(cache)} page cache"
+    )
+    if cache > rss:
+        said += ", which the kernel reclaims under pressure before it OOM-kills: not a leak"
+    return said, last["memory_rss"][1]
 
 
 def _restarts_explained(ctx: Ctx) -> list[Claim | None]:

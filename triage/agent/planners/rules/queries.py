@@ -34,6 +34,8 @@ SIGNALS = {
     "restarts": "kube_pod_container_status_restarts_total",
     "memory": "container_memory_working_set_bytes",
     "memory_limit": "kube_pod_container_resource_limits",
+    "memory_rss": "container_memory_rss",
+    "memory_cache": "container_memory_cache",
     "throttled": "container_cpu_cfs_throttled_periods_total",
     "cfs_periods": "container_cpu_cfs_periods_total",
     "volume_used": "kubelet_volume_stats_used_bytes",
@@ -149,6 +151,12 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         rng("restarts", f"sum by (pod) (increase({SIGNALS['restarts']}{{{sel}}}[10m]))")
     if SIGNALS["memory"] in names:
         rng("memory", f"max by (pod, container) ({SIGNALS['memory']}{{{sel}}})")
+        # what the working set is made of: the process's own (RSS) and the page cache the
+        # kernel reclaims before it OOM-kills (a near-limit working set that is mostly cache
+        # is not a leak)
+        for part in ("memory_rss", "memory_cache"):
+            if SIGNALS[part] in names:
+                rng(part, f"max by (pod, container) ({SIGNALS[part]}{{{sel}}})")
     if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
         rng(
             "throttling",

@@ -54,6 +54,21 @@ CHAINS = [
     "auth-edge-handshake-errors",
     "billing-ui-warning-events",
     "audit-archiver-alert",
+    # the third held-out split's, opened: an egress policy after a failover, a namespace that
+    # moved, a broker's memory alarm, a quota that needs limits, PID pressure, an adapter's
+    # source series gone, the wrong ServiceAccount, a single-replica budget, an image without
+    # the node's platform, a flood-stage watermark, a refused upload's target
+    "settlement-worker-restarts",
+    "email-worker-crashloop",
+    "signup-requests-hanging",
+    "booking-api-rollout-stalled",
+    "statement-render-pending",
+    "checkout-web-not-scaling",
+    "tenant-provisioning-stalled",
+    "drain-loops-on-pool-c",
+    "avatar-service-rollout-hangs",
+    "ops-logs-stopped",
+    "transcoder-jobs-failing",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

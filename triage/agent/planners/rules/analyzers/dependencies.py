@@ -180,7 +180,7 @@ def dependencies(ctx: Ctx) -> list[Finding]:
                     )
                 )
                 continue
-        elsewhere = [x for x in ctx.facts.find_services(svc_name)[0] if x["namespace"] != ns]
+        elsewhere = _moved_to(ctx, svc_name, ns)
         if svc is None and (elsewhere or sid is not None):
             out.append(
                 _moved(ctx, caller, caller_pod, symptom, svc_name, ns, elsewhere)
@@ -354,6 +354,30 @@ def _dropped(
     )
 
 
+def _moved_to(ctx: Ctx, svc_name: str, ns: str) -> list[p.FoundService]:
+    """Where a Service the caller looks for in `ns` lives instead, when that can be told: the
+    namespace its neighbours reach it in (their settings, their logs), or, when `ns` itself
+    does not exist, any namespace that has one. A Service of the same name in some unrelated
+    namespace is no evidence of a move: a cluster holds many 'redis' and 'postgres'."""
+    found = [x for x in ctx.facts.find_services(svc_name)[0] if x["namespace"] != ns]
+    if not found:
+        return []
+    said = " ".join(
+        [
+            str(e.get("value") or "")
+            for x in ctx.facts.pods(ctx.ns)[0]
+            for c in x["containers"]
+            if c["spec"]
+            for e in c["spec"]["env"]
+        ]
+        + [str(ln) for ev in ctx.facts.all("k8s.logs") if ev.ok for ln in ev.data or []]
+    )
+    used = [x for x in found if f"{svc_name}.{x['namespace']}" in said]
+    gone = ctx.facts.get("k8s.namespace", namespace=ns)
+    missing = gone is not None and gone.error_kind is ErrorKind.NOT_FOUND
+    return used or (found if missing else [])
+
+
 def _moved(
     ctx: Ctx,
     caller: Ref,
@@ -367,20 +391,7 @@ def _moved(
     while a Service of that name lives in another: the setting that names the host is stale."""
     gone = ctx.facts.get("k8s.namespace", namespace=ns)
     missing = gone is not None and gone.error_kind is ErrorKind.NOT_FOUND
-    # where its neighbours reach a Service of that name (their settings, their logs) first:
-    # a cluster may hold several, and the one the rest of the namespace uses is the move's
-    said = " ".join(
-        [
-            str(e.get("value") or "")
-            for x in ctx.facts.pods(ctx.ns)[0]
-            for c in x["containers"]
-            if c["spec"]
-            for e in c["spec"]["env"]
-        ]
-        + [str(ln) for ev in ctx.facts.all("k8s.logs") if ev.ok for ln in ev.data or []]
-    )
-    used = [x for x in elsewhere if f"{svc_name}.{x['namespace']}" in said]
-    where = ", ".join(sorted({x["namespace"] for x in used or elsewhere[:3]}))
+    where = ", ".join(sorted({x["namespace"] for x in elsewhere[:3]}))
     setting = next(
         (
             e["name"]
@@ -419,7 +430,7 @@ def _moved(
         strength=Strength.INFERRED,
         explains={str(caller)},
         follow_ups=[
-            f"Point {setting or caller.name} at {svc_name}.{(used or elsewhere)[0]['namespace']} "
+            f"Point {setting or caller.name} at {svc_name}.{elsewhere[0]['namespace']} "
             "(the namespace it moved to)."
         ],
     )

@@ -42,6 +42,15 @@ def quantity_bytes(text: str | None) -> float | None:
     return float(m.group("n")) * _UNITS.get(unit, 1)
 
 
+def cpu_cores(value: object) -> float | None:
+    """A CPU quantity as the API writes it, in cores: "500m" -> 0.5, "4" -> 4.0."""
+    raw = str(value or "")
+    try:
+        return float(raw[:-1]) / 1000 if raw.endswith("m") else float(raw)
+    except ValueError:
+        return None
+
+
 def jvm_bytes(text: str) -> float | None:
     """A JVM/Node size ('1536m', '2g', '512' in bytes-or-MiB context) in bytes."""
     m = _JVM_SIZE.match(text.strip())

@@ -76,14 +76,6 @@ _BOOTED = re.compile(
 )
 
 
-def _cpus(value: object) -> float | None:
-    text_ = str(value or "")
-    try:
-        return float(text_[:-1]) / 1000 if text_.endswith("m") else float(text_)
-    except ValueError:
-        return None
-
-
 def _workers(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None] | None:
     """How many worker processes the instance before the kill started (a pre-fork server
     says so per worker: gunicorn, puma, uwsgi, php-fpm), and when that number is the usual
@@ -104,8 +96,8 @@ def _workers(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None] | N
     )
     said = f"the instance before the kill booted {n} {server} workers (one process each)"
     node = next((x for x in ctx.facts.nodes()[0] if x["name"] == pod["node"]), None)
-    cpus = _cpus(node["allocatable"].get("cpu")) if node else None
-    limit = _cpus(c["limits"].get("cpu"))
+    cpus = quantities.cpu_cores(node["allocatable"].get("cpu")) if node else None
+    limit = quantities.cpu_cores(c["limits"].get("cpu"))
     if cpus and n in (int(cpus), int(2 * cpus), int(2 * cpus + 1)):
         formula = {int(cpus): "the CPU count", int(2 * cpus): "2 x the CPU count"}.get(
             n, "2 x the CPU count + 1"

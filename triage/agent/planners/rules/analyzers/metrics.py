@@ -17,7 +17,7 @@ from typing import Any
 
 from tools.read import payloads as p
 from tools.read.payloads import ReplicaSet
-from triage.agent.planners.rules import text
+from triage.agent.planners.rules import quantities, text
 from triage.agent.planners.rules.analyzers.common import changed_since_healthy, last_healthy
 from triage.agent.planners.rules.chain import Finding, Strength, chain, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -369,7 +369,7 @@ def _parallelism(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None]
     each burst uses the CFS quota of a period in a fraction of it, then waits out the rest,
     although the average use stays under the limit (Go sizes GOMAXPROCS from the node's CPUs
     unless told otherwise; so do JVMs before container support, and many worker pools)."""
-    limit = _cores(c["limits"].get("cpu"))
+    limit = quantities.cpu_cores(c["limits"].get("cpu"))
     if limit is None:
         return "", None
     log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
@@ -391,14 +391,6 @@ def _parallelism(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str | None]
             lid,
         )
     return "", None
-
-
-def _cores(value: object) -> float | None:
-    raw = str(value or "")
-    try:
-        return float(raw[:-1]) / 1000 if raw.endswith("m") else float(raw)
-    except ValueError:
-        return None
 
 
 _EXHAUSTED = re.compile(

@@ -373,7 +373,9 @@ def _names(subject: str) -> tuple[str, str]:
     return kind, rest.rpartition("/")[2]
 
 
-def chain_is_a_cause(inp: JudgeInput, out: Findings) -> None:
+def chain_is_a_cause(inp: JudgeInput, out: Findings, asked: list[str]) -> None:
+    """`asked`: what the request is about, as the cluster resolved it (a word that names
+    nothing is not something the chain must reach)."""
     draft = inp.candidate
     if draft.inconclusive or draft.root_cause_class is CauseClass.NO_FAULT:
         return
@@ -387,7 +389,6 @@ def chain_is_a_cause(inp: JudgeInput, out: Findings) -> None:
     if roles:
         out.met.append("the causal chain ends in a cause")
     subjects = [c.subject for c in draft.root_cause if c.subject]
-    asked = [w.name for w in inp.named]
     if not subjects or not asked:
         return
     reached = any(

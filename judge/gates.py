@@ -19,6 +19,7 @@ A read the judge cannot make is never taken as success: it goes to `missing`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from judge.cause import (
@@ -60,6 +61,9 @@ def _names_in(tool: str, items: list[Json]) -> set[str]:
     return {str(x.get("name")) for x in items}
 
 
+_WORD = re.compile(r"(?<![\w./-])[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?![\w/-])")
+
+
 def _matches(name: str, names: set[str]) -> bool:
     return name in names or any(n.startswith(name + "-") for n in names)
 
@@ -82,6 +86,7 @@ def named_things_exist(inp: JudgeInput, reads: Reads, out: Findings) -> bool:
     if ns_read.status is not ToolStatus.OK:
         out.missing.append(f"could not confirm namespace {ns} exists ({failed(ns_read)})")
         return True
+    _words_that_name(inp, reads, out)
     if not inp.named:
         return True
     found_any = False
@@ -104,6 +109,8 @@ def named_things_exist(inp: JudgeInput, reads: Reads, out: Findings) -> bool:
         if exists:
             found_any = True
             out.met.append(f"{label} exists")
+            if workload.name not in out.asked:
+                out.asked.append(workload.name)
         elif not workload.explicit:
             continue  # a word, not an object: nothing to report
         elif unknown:
@@ -112,6 +119,20 @@ def named_things_exist(inp: JudgeInput, reads: Reads, out: Findings) -> bool:
         else:
             out.nonexistent.append(label)
     return found_any or not any(w.explicit for w in inp.named)
+
+
+def _words_that_name(inp: JudgeInput, reads: Reads, out: Findings) -> None:
+    """The request's words that are the exact name of a workload, Service or claim the reader
+    lists in the namespace ("nexus", "gateway"): the cluster decides what is a name, not the
+    shape of a word, so a hyphenated word that names nothing ("on-prem") is not asked about."""
+    listed: set[str] = set()
+    for tool in _ANY_KIND:
+        if tool != "k8s.pods":
+            listed |= _names_in(tool, reads.items(tool, namespace=inp.namespace) or [])
+    named = {w.name for w in inp.named}
+    for word in dict.fromkeys(_WORD.findall(inp.words.lower())):
+        if word in listed and word not in named and word != inp.namespace:
+            out.asked.append(word)
 
 
 # -- 2. the deliverable is in the system of record -------------------------------------------------
@@ -228,7 +249,7 @@ def run_all(inp: JudgeInput, reads: Reads, *, record: bool) -> Findings:
     gate("claims_cite_ok_evidence", lambda: claims_cite_ok_evidence(inp, out))
     gate("root_cause_matches_cluster", lambda: root_cause_matches_cluster(inp, reads, out))
     gate("facts_hold", lambda: facts_hold(inp, reads, out))
-    gate("chain_is_a_cause", lambda: chain_is_a_cause(inp, out))
+    gate("chain_is_a_cause", lambda: chain_is_a_cause(inp, out, out.asked))
     gate("no_fault_explained", lambda: no_fault_explained(inp, reads, out))
     gate("mutations_took_effect", lambda: mutations_took_effect(inp, reads, out))
     return out

@@ -18,6 +18,9 @@ class Findings:
     missing: list[str] = field(default_factory=list)
     nonexistent: list[str] = field(default_factory=list)
     failed_gates: list[str] = field(default_factory=list)  # which gates added to `missing`
+    # what the request is about, as the cluster resolved it (named_things_exist): the names
+    # that exist, and the request's other words that are the exact name of a listed object
+    asked: list[str] = field(default_factory=list)
 
 
 class Reads:

@@ -39,6 +39,7 @@ class Ctx:
     focus: set[str] = field(default_factory=set)  # Kind/ns/name of what was asked about
     focus_pods: list[p.Pod] = field(default_factory=list)
     unresolved: list[Workload] = field(default_factory=list)
+    asked: list[Ref] = field(default_factory=list)  # what the question's names resolved to
     whole_namespace: bool = True  # nothing named: the whole namespace is the focus
 
     def ref(self, kind: str, name: str, ns: str | None = None) -> Ref:
@@ -156,7 +157,7 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
 
 def build(goal: Goal, facts: Facts, ns: str, now: float) -> Ctx:
     refs, unresolved = resolve(goal, facts, ns)
-    ctx = Ctx(goal=goal, facts=facts, ns=ns, now=now, unresolved=unresolved)
+    ctx = Ctx(goal=goal, facts=facts, ns=ns, now=now, unresolved=unresolved, asked=refs)
     pods, _ = facts.pods(ns)
     services, _ = facts.services(ns)
     chosen: dict[str, p.Pod] = {}

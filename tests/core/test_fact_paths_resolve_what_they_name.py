@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from triage.core.models import Fact
-from triage.core.paths import MISSING, holds, resolve
+from triage.core.paths import holds, resolve
 
 POD: dict[str, Any] = {
     "name": "api-1",
@@ -29,12 +29,30 @@ def _fact(path: str, op: str, value: Any = None) -> Fact:
 
 
 def test_paths_pick_by_name_and_by_position() -> None:
-    assert resolve(POD, "containers[name=app].last_terminated.reason") == "OOMKilled"
-    assert resolve(POD, "containers[-1].restarts") == 7
-    assert resolve(POD, "containers[0].name") == "init"
-    assert resolve(POD, "containers[name=sidecar].restarts") is MISSING
-    assert resolve(POD, "containers[5]") is MISSING
-    assert resolve(POD, "name.first") is MISSING
+    assert resolve(POD, "containers[name=app].last_terminated.reason") == ["OOMKilled"]
+    assert resolve(POD, "containers[-1].restarts") == [7]
+    assert resolve(POD, "containers[0].name") == ["init"]
+    assert resolve(POD, "containers[name=sidecar].restarts") == []
+    assert resolve(POD, "containers[5]") == []
+    assert resolve(POD, "name.first") == []
+
+
+EVENTS: list[dict[str, Any]] = [
+    {"reason": "FailedCreate", "message": 'serviceaccount "api" not found'},
+    {"reason": "FailedCreate", "message": 'failed calling webhook "vault.hashicorp.com"'},
+    {"reason": "BackOff", "message": "Back-off restarting failed container"},
+]
+
+
+def test_a_selector_picks_every_item_it_matches() -> None:
+    """Two Warning events share a reason: a fact about the second holds, though the first
+    comes first (a ReplicaSet refused once for its ServiceAccount, then by a webhook)."""
+    path = "[reason=FailedCreate].message"
+    assert resolve(EVENTS, path) == [EVENTS[0]["message"], EVENTS[1]["message"]]
+    assert holds(_fact(path, "contains", "vault.hashicorp.com"), EVENTS)
+    assert not holds(_fact(path, "contains", "quota"), EVENTS)
+    assert holds(_fact("[reason=Evicted]", "absent"), EVENTS)
+    assert not holds(_fact("[reason=BackOff]", "absent"), EVENTS)
 
 
 def test_operators() -> None:
@@ -89,7 +107,7 @@ def test_a_fact_read_from_a_payload_holds_on_it_and_fails_when_the_value_changes
     case: tuple[Any, str, Any],
 ) -> None:
     data, path, leaf = case
-    assert resolve(data, path) == leaf
+    assert resolve(data, path) == [leaf]
     assert holds(_fact(path, "eq", leaf), data)
     changed = resolve(data, path.rsplit(".", 1)[0]) if "." in path else None
     if isinstance(changed, dict):

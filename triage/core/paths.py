@@ -4,9 +4,11 @@
     revisions[-1].template.containers[name=app].env[name=JAVA_TOOL_OPTIONS].value
     ready
 
-Steps are separated by dots: `key` reads a mapping, `[field=value]` picks the first list item
-whose field equals value, `[N]` (also negative) picks by position. `resolve` returns the value
-or MISSING; `holds` applies a Fact's operator. Deliberately tiny: facts are written by the
+Steps are separated by dots: `key` reads a mapping, `[field=value]` picks the list items whose
+field equals value, `[N]` (also negative) picks by position. `resolve` returns the values the
+path reaches (none: []), `holds` applies a Fact's operator: a fact holds when one of them
+satisfies it (two Warning events share a reason; the fact is about one of them), and `absent`
+when none is present. Deliberately tiny: facts are written by the
 rules planner from payloads it has just read, and checked by the judge on a fresh read.
 """
 
@@ -17,7 +19,6 @@ from typing import Any
 
 from triage.core.models import Fact
 
-MISSING: Any = object()
 _STEP = re.compile(r"([^.\[\]]+)|\[([^\]=]+)=([^\]]*)\]|\[(-?\d+)\]")
 
 
@@ -29,26 +30,19 @@ def steps(path: str) -> list[tuple[str, str | None, str | None, int | None]]:
     return out
 
 
-def resolve(data: Any, path: str) -> Any:
-    current = data
+def resolve(data: Any, path: str) -> list[Any]:
+    current = [data]
     for key, field, value, index in steps(path):
-        if key:
-            if not isinstance(current, dict) or key not in current:
-                return MISSING
-            current = current[key]
-        elif field is not None:
-            if not isinstance(current, list):
-                return MISSING
-            current = next(
-                (x for x in current if isinstance(x, dict) and str(x.get(field)) == value),
-                MISSING,
-            )
-            if current is MISSING:
-                return MISSING
-        elif index is not None:
-            if not isinstance(current, list) or not -len(current) <= index < len(current):
-                return MISSING
-            current = current[index]
+        picked: list[Any] = []
+        for item in current:
+            if key:
+                if isinstance(item, dict) and key in item:
+                    picked.append(item[key])
+            elif field is not None and isinstance(item, list):
+                picked += [x for x in item if isinstance(x, dict) and str(x.get(field)) == value]
+            elif index is not None and isinstance(item, list) and -len(item) <= index < len(item):
+                picked.append(item[index])
+        current = picked
     return current
 
 
@@ -63,9 +57,11 @@ def holds(fact: Fact, data: Any) -> bool:
     """Does `fact` hold in `data` (a fresh read of its tool)?"""
     found = resolve(data, fact.path)
     if fact.op == "absent":
-        return found is MISSING or found in (None, "", [], {})
-    if found is MISSING:
-        return False
+        return all(x in (None, "", [], {}) for x in found)
+    return any(_holds(fact, x) for x in found)
+
+
+def _holds(fact: Fact, found: Any) -> bool:
     if fact.op == "present":
         return found not in (None, "", [], {})
     if fact.op == "eq":

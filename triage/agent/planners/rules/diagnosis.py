@@ -91,6 +91,58 @@ def _with_what_changed(best: Finding) -> tuple[Claim, ...]:
     return (*chain_[:-1], *changed[:1], chain_[-1])
 
 
+def _about(name: str, names: set[str]) -> bool:
+    """`name` is one of `names`, or one is the other's prefix (a pod of a Deployment)."""
+    return any(name == n or name.startswith(n + "-") or n.startswith(name + "-") for n in names)
+
+
+def _from_the_caller(ctx: Ctx, best: Finding) -> Claim | None:
+    """When the cause is in something the asked-about workload depends on (an upstream at
+    its limit, a controller that should act on it), the link from what was asked: the line of
+    its own log, or the setting, that names the dependency's Service. None when the chain
+    already starts from what was asked, or nothing of the asked-about pods names it."""
+    asked = {r.name for r in ctx.asked if r.kind != "Node"}
+    subjects = {s.rsplit("/", 1)[-1] for s in best.subjects()}
+    if not asked or not subjects or any(_about(s, asked) for s in subjects):
+        return None
+    services = ctx.facts.services(ctx.ns)[0]
+    pods = ctx.facts.pods(ctx.ns)[0]
+
+    def depended_on(host: str) -> str | None:
+        found = text.service_of(host, ctx.ns)
+        if found is None or found[1] != ctx.ns:
+            return None
+        svc = next((x for x in services if x["name"] == found[0]), None)
+        behind = {found[0]}
+        if svc is not None and svc["selector"]:
+            behind |= {
+                workload_of(x)[1]
+                for x in pods
+                if all(x["labels"].get(k) == v for k, v in svc["selector"].items())
+            }
+        return found[0] if any(_about(s, behind) for s in subjects) else None
+
+    mine = [x for x in ctx.focus_pods if _about(workload_of(x)[1], asked)]
+    names = {x["name"] for x in mine}
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("pod") not in names:
+            continue
+        lines = [str(x) for x in ev.data or []]
+        ordered = [ln.text for ln in text.failures(lines)] + lines[::-1]
+        for line in ordered:
+            for e in text.endpoints_in(line):
+                svc = depended_on(e.host)
+                if svc is not None:
+                    who = workload_of(next(x for x in mine if x["name"] == ev.args.get("pod")))
+                    return link(
+                        LinkRole.SYMPTOM,
+                        f"{who[1]} depends on {svc}; its log says: {short(line, 200)}",
+                        ev.id,
+                        about=ctx.ref(who[0], who[1]),
+                    )
+    return None
+
+
 def _attach_jobs(ctx: Ctx, findings: list[Finding]) -> None:
     for f in findings:
         for claim in f.chain:
@@ -146,6 +198,9 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
     complete = [f for f in ranked if f.complete]
     if complete:
         best = complete[0]
+        caller = _from_the_caller(ctx, best)
+        if caller is not None:
+            best.chain.insert(0, caller)
         contributing = list(best.contributing)
         joined = {id(x) for x in best.absorbed}
         for other in complete[1:3]:
@@ -457,7 +512,30 @@ def _restarts_explained(ctx: Ctx) -> list[Claim | None]:
 STARTUP_S = 120.0  # a probe that fails this soon after its container started: start-up
 
 
-def _at_startup(pod: p.Pod, e: p.Event) -> str:
+# The line a server logs once it serves (Spring Boot, Tomcat/Jetty, Node and Go servers,
+# gunicorn/uvicorn, Redis/Postgres/MySQL): before it, a probe that cannot connect is start-up.
+_SERVING = re.compile(
+    r"\bStarted \S+ in [\d.]+ ?s|\b(Tomcat|Jetty|Netty|Undertow) started on port|"
+    r"\blistening (on|at)\b|\bListening at\b|\bserver (started|listening)|"
+    r"Application startup complete|ready to accept connections|\bserving on\b",
+    re.I,
+)
+_LEADING_TS = re.compile(r"^\[?(\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)")
+
+
+def _serving_since(ctx: Ctx, pod: p.Pod) -> tuple[float, str] | None:
+    """(when, the line) the pod's current log first says the server serves."""
+    for c in pod["containers"]:
+        log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+        for raw in log if lid else []:
+            if _SERVING.search(raw) and (m := _LEADING_TS.match(raw.strip())):
+                at = _ts(m.group(1).replace(" ", "T"))
+                if at is not None:
+                    return at, raw
+    return None
+
+
+def _at_startup(pod: p.Pod, e: p.Event, ctx: Ctx | None = None) -> str:
     """'; it fired 4 s after the container started, before it was first Ready: a transient
     start-up failure' when the warning's last time is within STARTUP_S of the start of a
     container that has not restarted since."""
@@ -473,6 +551,14 @@ def _at_startup(pod: p.Pod, e: p.Event) -> str:
                 "started, before the pod was first Ready: a transient start-up failure, "
                 "expected while the server is still starting"
             )
+    serving = _serving_since(ctx, pod) if ctx is not None and last is not None else None
+    if serving is not None and last is not None and last <= serving[0] + 15.0:
+        said = _LEADING_TS.sub("", serving[1].strip()).strip()
+        return (
+            f'; it stopped when the server started (its log: "{short(said, 140)}"): the probe '
+            "ran before the app was listening, a transient start-up failure, expected while "
+            "it starts"
+        )
     return ""
 
 
@@ -506,7 +592,7 @@ def _events_explained(ctx: Ctx) -> list[Claim | None]:
             why = (
                 f"pod {name} is Ready now ({sum(c['restarts'] for c in pod['containers'])} "
                 f"restart(s)): the {e['reason']} warning (last {e['last_seen']}) is over"
-                + _at_startup(pod, e)
+                + _at_startup(pod, e, ctx)
             )
         elif kind == "Pod" and pod is None:
             why = f"pod {name} no longer exists: its {e['reason']} warning is history"
@@ -656,7 +742,21 @@ def _autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
         want: p.MetricTarget | dict[str, int] = next(
             (m for m in h["target_metrics"] if m.get("name") == "cpu"), {}
         )
-        if h["current_replicas"] == h["min_replicas"]:
+        pinned = h["min_replicas"] is not None and h["min_replicas"] == h["max_replicas"]
+        if h["current_replicas"] == h["min_replicas"] and pinned:
+            out.append(
+                link(
+                    None,
+                    f"HPA {h['name']} is pinned by design: minReplicas = maxReplicas = "
+                    f"{h['min_replicas']}, so it runs at its maximum whatever the load; CPU is "
+                    f"{cpu.get('utilization', '?')}% against a {want.get('utilization', '?')}% "
+                    "target, so the load would need fewer, not more (an at-max alert here is "
+                    "the pin, not a capacity limit).",
+                    hid,
+                    about=ctx.ref("HorizontalPodAutoscaler", h["name"]),
+                )
+            )
+        elif h["current_replicas"] == h["min_replicas"]:
             out.append(
                 link(
                     None,

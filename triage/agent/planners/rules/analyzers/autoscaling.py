@@ -161,7 +161,15 @@ def hpas(ctx: Ctx) -> list[Finding]:
         limited = _cond(h, "ScalingLimited")
         if at_max:
             over = _over_target(h)
-            if over is None and not (limited and limited.get("status") == "True"):
+            # ScalingLimited says which bound held it: TooManyReplicas (the load wants more than
+            # maxReplicas) is a capacity limit; TooFewReplicas (it wants fewer than
+            # minReplicas: min = max pins it) is not
+            capped = (
+                limited is not None
+                and limited.get("status") == "True"
+                and limited.get("reason") != "TooFewReplicas"
+            )
+            if over is None and not capped:
                 continue
             load = over or _first_metric(h)
             out.append(

@@ -6,6 +6,7 @@ the permission and the resource; its ServiceAccount says which cloud identity it
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
@@ -16,6 +17,40 @@ from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
+
+
+def _group_name(group: str) -> str:
+    return f'"{group}"' if group else '"" (core)'
+
+
+def _lacks(roles: list[p.Role], verb: str, resource: str, group: str) -> str:
+    """What the bound Roles lack for `verb` on `resource` in API group `group`: the group
+    (a rule grants it under another apiGroups), the verb, or the resource itself."""
+    rules = [r for role in roles for r in role["rules"]]
+
+    def names(rule: Any, field: str) -> list[str]:
+        return list(rule.get(field) or [])
+
+    def has(rule: Any, field: str, value: str) -> bool:
+        return value in names(rule, field) or "*" in names(rule, field)
+
+    elsewhere = [
+        x
+        for x in rules
+        if has(x, "resources", resource)
+        and has(x, "verbs", verb)
+        and not has(x, "api_groups", group)
+    ]
+    if elsewhere:
+        given = sorted({g for x in elsewhere for g in names(x, "api_groups") or [""]})
+        return (
+            f"the Role grants {verb} on {resource} only in apiGroups "
+            f"{', '.join(_group_name(g) for g in given)}, but {resource} are in API group "
+            f"{_group_name(group)}"
+        )
+    if any(has(x, "resources", resource) and has(x, "api_groups", group) for x in rules):
+        return f"the Role lacks the verb {verb}"
+    return f"the Role grants nothing on {resource} in API group {_group_name(group)}"
 
 
 def _grants(role: p.Role, verb: str, resource: str, group: str) -> bool:
@@ -107,22 +142,29 @@ def rbac(ctx: Ctx) -> list[Finding]:
             continue
         sa_ns, sa = parsed["ns"], parsed["sa"]
         verb, resource, group = parsed["verb"], parsed["resource"], parsed.get("group", "")
+        if not group:  # 'deployments.apps is forbidden: ...' names the group first
+            said = re.search(rf"\b{re.escape(resource)}\.([a-z0-9.-]+) is forbidden", lines[0].text)
+            group = said.group(1) if said else ""
         pod_name = str(ev.args.get("pod"))
         pod = next((x for x in ctx.facts.pods(ctx.ns)[0] if x["name"] == pod_name), None)
         ref = ctx.workload_ref(pod) if pod else ctx.ref("ServiceAccount", sa, sa_ns)
         data, rid = ctx.facts.rbac(sa_ns)
         subject = f"ServiceAccount/{sa_ns}/{sa}"
-        roles_text, missing = "no RoleBinding binds it", True
+        roles_text, missing, lacking = "no RoleBinding binds it", True, ""
         if data:
             bound = [b for b in data["bindings"] if subject in b["subjects"]]
             roles = {f"{r['kind']}/{r['name']}": r for r in data["roles"]}
             named = [roles[b["role"]] for b in bound if b["role"] in roles]
             if named:
                 missing = not any(_grants(r, verb, resource, group) for r in named)
+                lacking = _lacks(named, verb, resource, group) if missing else ""
                 roles_text = "; ".join(
                     f"{r['kind']} {r['name']} grants "
                     + ", ".join(
                         f"{'/'.join(x.get('verbs', []))} on {','.join(x.get('resources', []))}"
+                        " (apiGroups "
+                        + ",".join(_group_name(g) for g in x.get("api_groups") or [""])
+                        + ")"
                         for x in r["rules"]
                     )
                     for r in named
@@ -143,7 +185,7 @@ def rbac(ctx: Ctx) -> list[Finding]:
                 cause=f"ServiceAccount {sa_ns}/{sa} may not {verb} {resource}"
                 + (f" in {parsed['target']}" if parsed.get("target") else "")
                 + f": {roles_text}"
-                + ("" if "binds " in roles_text else f" — the Role lacks the verb {verb}"),
+                + ("" if not lacking else f" — {lacking}"),
                 summary=f"{ref.name} is refused by the apiserver (403): it may not {verb} "
                 f"{resource}",
                 impact=f"{ref.name} cannot do the work that needs {verb} on {resource}.",

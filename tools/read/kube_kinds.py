@@ -250,6 +250,18 @@ class PolicyReads(KubeBase):
             namespace=namespace,
         )
 
+    def persistent_volumes(self) -> ToolResult:
+        return self._kinds(
+            "k8s.persistent_volumes",
+            {},
+            "/api/v1/persistentvolumes",
+            kinds.persistent_volume,
+            lambda v: (
+                f"{v['name']} {v['phase']} {v['capacity']} class {v['storage_class']!r}"
+                + (f" for {v['claim']}" if v["claim"] else "")
+            ),
+        )
+
     def storage_classes(self) -> ToolResult:
         return self._kinds(
             "k8s.storage_classes",

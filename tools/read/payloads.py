@@ -265,6 +265,16 @@ class PVC(TypedDict):
     storage_class: str | None
     requested: str | None
     volume: str | None
+    access_modes: list[str]
+
+
+class PersistentVolume(TypedDict):
+    name: str
+    phase: str | None  # Available, Bound, Released, Failed
+    storage_class: str | None
+    capacity: str | None
+    access_modes: list[str]
+    claim: str | None  # namespace/name of the claim it is bound or reserved for
 
 
 class StorageClass(TypedDict):

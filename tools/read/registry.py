@@ -167,6 +167,12 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("k8s.endpoints", "Ready and not-ready endpoints behind a service.", ServiceArgs),
     ToolSpec("k8s.pvcs", "PersistentVolumeClaims with phase and storage class.", NamespaceArgs),
     ToolSpec("k8s.storage_classes", "StorageClasses that exist in the cluster.", NoArgs),
+    ToolSpec(
+        "k8s.persistent_volumes",
+        "PersistentVolumes: capacity, access modes, storage class, phase and the claim each "
+        "is bound or reserved for (what a Pending claim could bind to).",
+        NoArgs,
+    ),
     ToolSpec("k8s.hpas", "HorizontalPodAutoscalers with current/min/max replicas.", NamespaceArgs),
     ToolSpec("k8s.jobs", "Jobs with succeeded/failed counts and conditions.", NamespaceArgs),
     ToolSpec("k8s.configmap_names", "Names of the ConfigMaps in a namespace.", NamespaceArgs),
@@ -284,6 +290,7 @@ class ReadRegistry:
             "k8s.endpoints": lambda a: k.endpoints(a.namespace, a.service),
             "k8s.pvcs": lambda a: k.pvcs(a.namespace),
             "k8s.storage_classes": lambda a: k.storage_classes(),
+            "k8s.persistent_volumes": lambda a: k.persistent_volumes(),
             "k8s.hpas": lambda a: k.hpas(a.namespace),
             "k8s.jobs": lambda a: k.jobs(a.namespace),
             "k8s.configmap_names": lambda a: k.configmap_names(a.namespace),

@@ -364,6 +364,20 @@ def pvc(obj: Json) -> p.PVC:
         "storage_class": spec.get("storageClassName"),
         "requested": get(spec, "resources", "requests", "storage"),
         "volume": spec.get("volumeName"),
+        "access_modes": [str(m) for m in spec.get("accessModes") or []],
+    }
+
+
+def persistent_volume(obj: Json) -> p.PersistentVolume:
+    spec = obj.get("spec", {})
+    ref = spec.get("claimRef") or {}
+    return {
+        "name": str(get(obj, "metadata", "name")),
+        "phase": get(obj, "status", "phase"),
+        "storage_class": spec.get("storageClassName"),
+        "capacity": get(spec, "capacity", "storage"),
+        "access_modes": [str(m) for m in spec.get("accessModes") or []],
+        "claim": f"{ref.get('namespace')}/{ref.get('name')}" if ref.get("name") else None,
     }
 
 

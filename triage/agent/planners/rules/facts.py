@@ -172,6 +172,9 @@ class Facts:
     def nodes(self) -> tuple[list[p.Node], str | None]:
         return self.listed("k8s.nodes", p.Node)
 
+    def persistent_volumes(self) -> tuple[list[p.PersistentVolume], str | None]:
+        return self.listed("k8s.persistent_volumes", p.PersistentVolume)
+
     def storage_classes(self) -> tuple[list[p.StorageClass], str | None]:
         return self.listed("k8s.storage_classes", p.StorageClass)
 

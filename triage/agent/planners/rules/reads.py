@@ -190,6 +190,8 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         s["claim_templates"] for s in statefulsets
     ):
         out.append(call("k8s.storage_classes"))
+    if any(c["phase"] == "Pending" for c in pvcs):
+        out.append(call("k8s.persistent_volumes"))  # what a claim could bind to, and why not
     ingresses, _ = facts.ingresses(ns)
     if ingresses:
         out.append(call("k8s.ingress_classes"))

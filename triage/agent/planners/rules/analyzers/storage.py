@@ -17,6 +17,55 @@ from triage.core.models import Fact, LinkRole
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
 
+def _no_volume_fits(ctx: Ctx, claim: p.PVC) -> tuple[str, str | None] | None:
+    """Why the PersistentVolumes meant for `claim` cannot bind it, as the binder matches them:
+    the same storageClassName, not bound to another claim, capacity at least the request,
+    every access mode asked for. A volume reserved for the claim (claimRef) is named first.
+    None when no volume was read or none is meant for it (nothing to compare)."""
+    volumes, vid = ctx.facts.persistent_volumes()
+    if vid is None:
+        return None
+    mine = f"{ctx.ns}/{claim['name']}"
+    sc = claim["storage_class"] or ""
+    meant = [v for v in volumes if v["claim"] == mine] or [
+        v
+        for v in volumes
+        if (v["storage_class"] or "") == sc and v["phase"] == "Available" and not v["claim"]
+    ]
+    if not meant:
+        return None
+    want = quantities.quantity_bytes(claim["requested"])
+    reasons = []
+    for v in meant[:3]:
+        why = []
+        have = quantities.quantity_bytes(v["capacity"])
+        if want is not None and have is not None and have < want:
+            why.append(
+                f"its capacity {v['capacity']} is less than the {claim['requested']} the "
+                "claim requests"
+            )
+        lacking = [m for m in claim["access_modes"] if m not in v["access_modes"]]
+        if lacking:
+            why.append(f"it lacks access mode {', '.join(lacking)}")
+        if (v["storage_class"] or "") != sc:
+            why.append(
+                f"its storageClassName {v['storage_class'] or chr(34) * 2} differs from the "
+                f"claim's {sc or chr(34) * 2}"
+            )
+        if why:
+            reserved = " (its claimRef reserves it for this claim)" if v["claim"] == mine else ""
+            reasons.append(f"PersistentVolume {v['name']}{reserved} cannot bind: {'; '.join(why)}")
+    if not reasons:
+        return None
+    return (
+        f"claim {claim['name']} stays unbound: "
+        + ". ".join(reasons)
+        + " — the binder never binds a volume smaller than the request or without the modes "
+        "it asks for",
+        vid,
+    )
+
+
 def pvc_pending(ctx: Ctx) -> list[Finding]:
     pvcs, pid = ctx.facts.pvcs(ctx.ns)
     pending = [c for c in pvcs if c["phase"] == "Pending"]
@@ -40,6 +89,7 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
             None,
         )
         sc = claim["storage_class"]
+        advice = "Use an existing StorageClass or install the provisioner it needs."
         users = [x for x in ctx.facts.pods(ctx.ns)[0] if claim["name"] in x["claims"]]
         ref = (
             ctx.workload_ref(users[0]) if users else ctx.ref("PersistentVolumeClaim", claim["name"])
@@ -56,6 +106,14 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
                 f"{short(str(prov['message']), 200)}"
             )
             facts = ()
+        elif (unfit := _no_volume_fits(ctx, claim)) is not None:
+            cause, vid = unfit
+            facts = ()
+            advice = (
+                "Give the volume what the claim asks for (capacity, access modes), or ask "
+                "for what the volume has."
+            )
+            sid = vid or sid
         else:
             cause = (
                 f"claim {claim['name']} (StorageClass {sc}) has no volume and nothing "
@@ -117,7 +175,7 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
                     ),
                 ),
                 explains={str(ref), str(ctx.ref("PersistentVolumeClaim", claim["name"]))},
-                follow_ups=["Use an existing StorageClass or install the provisioner it needs."],
+                follow_ups=[advice],
             )
         )
     return out

@@ -123,6 +123,12 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             r"unmarshal|yaml: |json: cannot|unknown (field|option|key|setting)|"
             r"no such file or directory|undefined (variable|property)|KeyError|"
             r"missing protocol scheme|environment variable|bad (config|value)|"
+            # loading the configuration failed (envconfig, viper, pydantic-settings, Spring's
+            # binder), and Go's own parse errors for a value of the wrong shape
+            r"(cannot|could not|failed to|unable to|error) (load|read|process|decod|bind)\w* "
+            r"(the )?(config|configuration|settings|env|properties)|"
+            r"missing unit in duration|unknown unit \S+ in duration|invalid syntax|"
+            r"converting '[^']*' to type|Failed to bind properties|"
             r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b[^.]*\b(is )?(invalid|malformed|empty|missing)\b|"
             r"\bis (invalid|malformed)\b",
             re.I,

@@ -313,7 +313,25 @@ def _config(
     if unset:
         var = unset[0]
         near = _look_alike(var, env)
-        if near:
+        sources = [f.split(":", 1) for f in (c["spec"]["env_from"] if c["spec"] else [])]
+        if sources and not _SAYS_UNSET.search(line.text):
+            # not in the container's own env, and the program quotes the value it rejects:
+            # it comes from the envFrom sources (their data is not read)
+            where = ", ".join(
+                f"{'ConfigMap' if k == 'configmap' else 'Secret'} {n}" for k, n in sources
+            )
+            cause = (
+                f"{var}, which container {c['name']} takes from {where} (envFrom), holds a value "
+                f"the program rejects: {detail}"
+            )
+            cause_link = link(
+                C,
+                f"{var} comes from {where} (envFrom) and is rejected: {detail}",
+                lid,
+                ctx.facts.pods(ctx.ns)[1],
+                about=ref,
+            )
+        elif near:
             cause = (
                 f"the program reads {var}, which the Deployment does not set; it still sets "
                 f"{near} (renamed to {var} in the new version?)"
@@ -354,6 +372,13 @@ def _config(
     changed_since_healthy(ctx, ref, f)
     healthy_revision_note(ctx, ref, f)
     return f
+
+
+_SAYS_UNSET = re.compile(
+    r"\bnot set\b|is required|must be set|\bmissing (required|env|variable)|\bempty\b|"
+    r"not (found|defined)|undefined|KeyError",
+    re.I,
+)
 
 
 def _look_alike(var: str, env: dict[str, str]) -> str | None:

@@ -42,6 +42,19 @@ def quantity_bytes(text: str | None) -> float | None:
     return float(m.group("n")) * _UNITS.get(unit, 1)
 
 
+_SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[kmgt])?i?b?$", re.I)
+
+
+def size_bytes(text: str) -> float | None:
+    """A size as programs take it on their command line ('1G', '512M', '1gb', '2GiB'),
+    binary units, in bytes."""
+    m = _SIZE.match(text.strip())
+    if not m:
+        return None
+    unit = (m.group("u") or "").lower()
+    return float(m.group("n")) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}[unit]
+
+
 def cpu_cores(value: object) -> float | None:
     """A CPU quantity as the API writes it, in cores: "500m" -> 0.5, "4" -> 4.0."""
     raw = str(value or "")
@@ -83,7 +96,20 @@ _FLAGS = (
     (re.compile(r"-XX:MaxRAMPercentage=(\d+(?:\.\d+)?)"), "ram_pct"),
     (re.compile(r"--max-old-space-size=(\d+)"), "node_mib"),
     (re.compile(r"^(\d+(?:\.\d+)?[KMGT]iB|\d+)$"), "gomemlimit"),
+    # any other size the process is given for memory: a storage backend in RAM (varnish
+    # `-s malloc,1G`), a cache or buffer or memory cap flag (`--cache-size=1G`,
+    # `--maxmemory 1gb`, `--shared_buffers=2GB`, `--memory-limit 512M`)
+    (re.compile(r"(?:-s\s+)?\bmalloc,(\d+(?:\.\d+)?[kKmMgGtT])\b"), "size"),
+    (
+        re.compile(
+            r"--?[\w.-]*(?:mem|cache|heap|buffer)[\w.-]*[= ]"
+            r"(\d+(?:\.\d+)?\s?[kKmMgGtT][iI]?[bB]?)(?![\w.])",
+            re.I,
+        ),
+        "size",
+    ),
 )
+_ENV_SIZE = re.compile(r"MEM|CACHE|HEAP|BUFFER", re.I)
 
 
 def memory_settings(spec: p.ContainerSpec | None) -> list[MemorySetting]:
@@ -96,6 +122,10 @@ def memory_settings(spec: p.ContainerSpec | None) -> list[MemorySetting]:
         for rx, kind in _FLAGS:
             if kind == "gomemlimit" and where != "env GOMEMLIMIT":
                 continue
+            if kind == "size" and where.startswith("env "):
+                if _ENV_SIZE.search(where) and (n := size_bytes(text)) is not None:
+                    out.append(MemorySetting(where, f"{where[4:]}={text}", n, None))
+                continue
             for m in rx.finditer(text):
                 value = m.group(1)
                 flag = m.group(0)
@@ -105,6 +135,8 @@ def memory_settings(spec: p.ContainerSpec | None) -> list[MemorySetting]:
                     out.append(MemorySetting(where, flag, None, float(value)))
                 elif kind == "node_mib":
                     out.append(MemorySetting(where, flag, float(value) * 1024**2, None))
+                elif kind == "size":
+                    out.append(MemorySetting(where, flag, size_bytes(value), None))
                 else:
                     size = value.replace("iB", "i")
                     out.append(

@@ -224,7 +224,14 @@ def oom(ctx: Ctx) -> list[Finding]:
                         pods_id,
                         about=ref,
                         facts=(
-                            fact("k8s.pods", value_path, "contains", s.flag, namespace=ctx.ns),
+                            # args are a list of words: the fact names the word with the size
+                            fact(
+                                "k8s.pods",
+                                value_path,
+                                "contains",
+                                s.flag if s.where.startswith("env ") else s.flag.split()[-1],
+                                namespace=ctx.ns,
+                            ),
                             container_fact(ctx, pod, c, "limits.memory", limit_text),
                         ),
                     ),

@@ -5,6 +5,8 @@ ServiceAccount the apiserver refuses) — whose own failure is then the cause.
 
 from __future__ import annotations
 
+import re
+
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import (
@@ -36,6 +38,29 @@ def _depends_on(ctx: Ctx, pod: p.Pod, line: text.Line) -> set[str]:
         if svc:
             out.add(str(ctx.ref("Service", svc[0], svc[1])))
     return out
+
+
+_STATUS = re.compile(r"status ?code:? ?(\d{3})", re.I)
+# What an HTTP probe's answer means (the kubelet counts 200-399 as success and sends no
+# credentials): the probe is at fault for these, the app's health for a 5xx.
+_STATUS_MEANS = {
+    400: "the app refuses the probe's request as malformed (a Host header or scheme it requires?)",
+    401: "the probe path requires authentication, and the kubelet's probe sends no credentials",
+    403: "the probe path requires a permission the kubelet's probe, which sends no credentials, "
+    "does not have",
+    404: "the app does not serve that path",
+    405: "the app does not accept GET on that path",
+}
+
+
+def _about_path(log: list[str], path: str | None) -> text.Line | None:
+    """The last line of the app's log about the probe's path ("Unauthorized: /api/health/")."""
+    if not path or path == "/":
+        return None
+    for line in reversed(text.lines_of(log)):
+        if path in line.text or path.rstrip("/") + " " in line.text:
+            return line
+    return None
 
 
 def readiness(ctx: Ctx) -> list[Finding]:
@@ -71,8 +96,12 @@ def readiness(ctx: Ctx) -> list[Finding]:
                 f"the probe targets port {probe.get('port')}, which the container does not "
                 f"expose (ports {', '.join(ports)})"
             )
-        elif "404" in message:
-            why = f"the probe path {probe.get('path')} answers 404: the app does not serve it"
+        elif (code := int(m.group(1)) if (m := _STATUS.search(message)) else 0) in _STATUS_MEANS:
+            log, said_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            about = _about_path(log, probe.get("path")) if said_id else None
+            why = f"the probe path {probe.get('path')} answers {code}: {_STATUS_MEANS[code]}" + (
+                f'; the app logs: "{short(about.text, 200)}"' if about else ""
+            )
         elif "refused" in message:
             why = f"nothing listens where the probe connects ({target})"
         else:

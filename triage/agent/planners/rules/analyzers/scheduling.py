@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 
 from tools.read import payloads as p
+from triage.agent.planners.rules import quantities
 from triage.agent.planners.rules.analyzers.nodes import unhealthy, usable
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import Ref
+from triage.agent.planners.rules.facts import Ref, workload_of
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -135,11 +136,47 @@ def _tolerates(pod: p.Pod, taint: p.Taint) -> bool:
     return False
 
 
+# Node labels the kubelet stopped setting (Kubernetes' well-known labels: the beta ones were
+# deprecated in 1.17 and are gone from new nodes), and the ones it sets instead.
+_DEPRECATED_LABELS = {
+    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
+_AFFINITY_KEY = re.compile(r"^node (?P<key>\S+) (?P<op>In|Exists|Gt|Lt)\b")
+
+
+def _keys_no_node_has(pod: p.Pod, nodes: list[p.Node]) -> str:
+    """The labels a required node-affinity term asks for that no node carries at all (with
+    the label that replaced it, when it is a deprecated one)."""
+    out = []
+    for rule in pod["affinity"]:
+        m = _AFFINITY_KEY.match(str(rule))
+        if m is None or any(m.group("key") in n["labels"] for n in nodes):
+            continue
+        key = m.group("key")
+        new = _DEPRECATED_LABELS.get(key)
+        out.append(
+            f"no node carries the label {key} its node affinity requires"
+            + (
+                f" (a deprecated label, no longer set on nodes: they carry {new})"
+                if new and any(new in n["labels"] for n in nodes)
+                else ""
+            )
+        )
+    return "; " + "; ".join(out) if out else ""
+
+
 def _why_not(pod: p.Pod, nodes: list[p.Node]) -> str:
     """Node by node, what keeps the pod off: the nodes its nodeSelector matches and the taints
     they carry that it does not tolerate, or that no node has those labels."""
     if not nodes:
         return ""
+    missing = _keys_no_node_has(pod, nodes)
+    if missing:
+        return missing
     selector = pod["node_selector"]
     matching = [n for n in nodes if all(n["labels"].get(k) == v for k, v in selector.items())]
     if selector and not matching:
@@ -272,6 +309,7 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
         f"ResourceQuota {name} in {ctx.ns} rejects the new pods of {ref.name}: "
         f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
         + (f" (used/hard: {usage})" if usage else "")
+        + _used_by(ctx, message)
     )
     return Finding(
         cls=CauseClass.QUOTA_EXCEEDED,
@@ -281,6 +319,43 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
         chain=chain(symptom, link(C, cause[0].upper() + cause[1:] + ".", qid, about=ref)),  # type: ignore[arg-type]
         explains={str(ref)},
         follow_ups=[f"Raise ResourceQuota {name} or lower the requests of {ref.name}."],
+    )
+
+
+_EXCEEDED = re.compile(r"limited: (?P<what>[\w.]+)=")
+
+
+def _used_by(ctx: Ctx, message: str) -> str:
+    """Who holds what the quota ran out of: the namespace's pods summed per workload, as the
+    quota counts them (requests.X / limits.X / bare X = requests.X, per container)."""
+    m = _EXCEEDED.search(message)
+    if m is None:
+        return ""
+    what = m.group("what")
+    field, _, resource = what.rpartition(".")
+    field = field or "requests"
+    if field not in ("requests", "limits") or resource not in ("cpu", "memory"):
+        return ""
+    measure = quantities.cpu_cores if resource == "cpu" else quantities.quantity_bytes
+    totals: dict[str, list[float]] = {}
+    for pod in ctx.facts.pods(ctx.ns)[0]:
+        if pod["phase"] in ("Succeeded", "Failed"):
+            continue
+        n = 0.0
+        for c in pod["containers"]:
+            amounts = c["limits"] if field == "limits" else c["requests"]
+            n += measure(amounts.get(resource)) or 0.0
+        totals.setdefault(workload_of(pod)[1], []).append(n)
+    ranked = sorted(totals.items(), key=lambda kv: -sum(kv[1]))[:4]
+    if not ranked or not sum(ranked[0][1]):
+        return ""
+    shown = (
+        (f"{sum(v) * 1000:.0f}m" if resource == "cpu" else quantities.human(sum(v)))
+        for _, v in ranked
+    )
+    return f"; {what} is held by " + ", ".join(
+        f"{name} {amount} ({len(v)} pod(s))"
+        for (name, v), amount in zip(ranked, shown, strict=True)
     )
 
 

@@ -119,7 +119,8 @@ class PrometheusReader:
     ) -> ToolResult:
         """Range query between unix timestamps; the step keeps points per series bounded."""
         span = max(end - start, 1.0)
-        step = max(step_s or 0.0, span / self.max_points, 15.0)
+        # whole seconds: Prometheus refuses a fractional duration ("20.1195s" is bad_data)
+        step = float(math.ceil(max(step_s or 0.0, span / self.max_points, 15.0)))
         args: Json = {"query": query, "start": round(start), "end": round(end), "step_s": step}
 
         def produce() -> tuple[Any, str]:

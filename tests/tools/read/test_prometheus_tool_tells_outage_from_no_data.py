@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.observability import PrometheusFactory, Series
 from tools.read.prometheus import PrometheusReader
@@ -43,6 +45,17 @@ def test_range_query_returns_bounded_series(prom) -> None:
     assert 0 < len(values) <= 30
     assert values[-1] == pytest.approx(2.0 / 12.0, rel=0.02)
     assert result.raw_digest.startswith("sha256:")
+
+
+@settings(max_examples=25, deadline=None)
+@given(span=st.floats(min_value=1.0, max_value=6 * 3600.0), points=st.integers(10, 500))
+def test_a_range_over_any_window_is_answered(prom, span: float, points: int) -> None:
+    """Any window ("since 09:41": 4,827.3 s) gets a step Prometheus accepts; a fractional one
+    ("20.1195s") was refused as bad_data, and every such query came back an error."""
+    reader = PrometheusReader(prom.url, max_points=points)
+    result = reader.range('http_requests_total{namespace="shop"}', prom.now - span, prom.now)
+    assert result.status is ToolStatus.OK, result.excerpt
+    assert float(result.args["step_s"]).is_integer()
 
 
 def test_a_query_matching_nothing_is_no_data_not_healthy(prom) -> None:

@@ -85,6 +85,8 @@ _CONNECTIONS = re.compile(
 
 
 _MAX_CONNECTIONS = re.compile(r"max_connections$|maxclients$")
+# connections counted per client (mysqld_exporter's processlist by user or host)
+_HOLDERS = re.compile(r"processlist_by_(user|host)$|connections_by_(user|client|application)$")
 
 
 def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
@@ -94,7 +96,17 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
     start, end = window(goal, now)
     out = []
     for name in sorted(names):
-        if _CONNECTIONS.search(name):
+        if _HOLDERS.search(name):
+            out.append(
+                call(
+                    "prom.range",
+                    purpose=f"connection_holders:{ns}",
+                    query=f'{name}{{namespace="{ns}"}}',
+                    start=start,
+                    end=end,
+                )
+            )
+        elif _CONNECTIONS.search(name):
             out.append(
                 call(
                     "prom.range",
@@ -114,7 +126,7 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
                     end=end,
                 )
             )
-    return out[:4]
+    return out[:5]
 
 
 def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:

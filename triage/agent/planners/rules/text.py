@@ -109,7 +109,9 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             r"EHOSTUNREACH|connection reset|ECONNRESET|i/o timeout|timed? ?out|"
             r"Connection is not available|could not connect|failed to connect|unable to connect|"
             r"dial tcp|Connection to \S+ refused|upstream connect error|ETIMEDOUT|"
-            r"context deadline exceeded|SocketTimeoutException|ConnectException",
+            r"context deadline exceeded|SocketTimeoutException|ConnectException|"
+            # the server refused the connection for want of slots (MySQL 1040, Postgres)
+            r"too many (connections|clients)|remaining connection slots",
             re.I,
         ),
     ),

@@ -650,7 +650,9 @@ def _holders(
 ) -> tuple[list[tuple[str, float, tuple[str, str, str] | None]], str | None]:
     """(who, connections, the workload it is) by connection count, biggest first. `who` is
     the label value that differs between series (usename=invoice_batch)."""
-    rows, hid = _last(ctx, f"connections:{ns}")
+    rows, hid = _last(ctx, f"connection_holders:{ns}")
+    if not rows:
+        rows, hid = _last(ctx, f"connections:{ns}")
     if not rows:
         return [], None
     varying = [

@@ -195,6 +195,22 @@ class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
 
         return self._result("k8s.nodes", {"label_selector": label_selector}, produce)
 
+    def node(self, node: str) -> ToolResult:
+        """One node by name (a field selector: the pods in question run on few nodes, and a
+        cluster may have thousands), in k8s.nodes' shape: a list of one, or none."""
+
+        def produce() -> tuple[Any, str, str]:
+            listed = self._list("/api/v1/nodes", field_selector=f"metadata.name={node}")
+            nodes = [shapes.node(i) for i in listed.items]
+            excerpt = "; ".join(
+                f"{n['name']} "
+                + ", ".join(f"{c.get('type')}={c.get('status')}" for c in n["conditions"])
+                for n in nodes
+            )
+            return nodes, excerpt, listed.digest
+
+        return self._result("k8s.node", {"node": node}, produce)
+
     def rcareport(self, namespace: str, name: str) -> ToolResult:
         """One RCAReport (the deliverable) as stored: spec, status, and the digest of the stored
         draft computed here over the bytes the apiserver sent, before any redaction, so the

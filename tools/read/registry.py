@@ -146,6 +146,11 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec("k8s.nodes", "Nodes with allocatable resources, taints and conditions.", NodesArgs),
     ToolSpec(
+        "k8s.node",
+        "One node by name (as k8s.nodes shapes it): the node a pod in question runs on.",
+        NodePodsArgs,
+    ),
+    ToolSpec(
         "k8s.find_pods",
         "Pods in every namespace the reader may list that match a label selector (required): "
         "namespace, name, phase, readiness, container names.",
@@ -283,6 +288,7 @@ class ReadRegistry:
             "k8s.deployments": lambda a: k.deployments(a.namespace, a.label_selector),
             "k8s.rollout_history": lambda a: k.rollout_history(a.namespace, a.deployment),
             "k8s.nodes": lambda a: k.nodes(a.label_selector),
+            "k8s.node": lambda a: k.node(a.node),
             "k8s.find_pods": lambda a: k.find_pods(a.label_selector),
             "k8s.pods_on_node": lambda a: k.pods_on_node(a.node),
             "k8s.services": lambda a: k.services(a.namespace),

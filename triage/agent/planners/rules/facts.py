@@ -170,7 +170,12 @@ class Facts:
         return self.listed("k8s.pdbs", p.PDB, namespace=ns)
 
     def nodes(self) -> tuple[list[p.Node], str | None]:
-        return self.listed("k8s.nodes", p.Node)
+        """Every node when they were listed, else the nodes read one by one (k8s.node)."""
+        listed, nid = self.listed("k8s.nodes", p.Node)
+        if nid is not None:
+            return listed, nid
+        one = [e for e in self.all("k8s.node") if e.ok and e.data]
+        return [n for e in one for n in e.data], (one[0].id if one else None)
 
     def persistent_volumes(self) -> tuple[list[p.PersistentVolume], str | None]:
         return self.listed("k8s.persistent_volumes", p.PersistentVolume)

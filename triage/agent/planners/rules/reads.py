@@ -36,6 +36,7 @@ MAX_LOG_PODS = 2
 MAX_SERVICES = 8
 MAX_HOPS = 3
 MAX_HISTORIES = 4
+MAX_NODES = 3  # nodes read one by one for the pods in question (more: they are listed)
 
 
 def call(name: str, purpose: str | None = None, **args: Any) -> ToolCall:
@@ -163,6 +164,11 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out = logs(ctx)
     if _needs_nodes(ctx):
         out.append(call("k8s.nodes"))
+    else:
+        # the nodes the pods in question run on, by name: a pod still listed Running and
+        # Ready on a NotReady node is stale (its kubelet stopped reporting)
+        on = sorted({x["node"] for x in ctx.focus_pods if x["node"]})
+        out += [call("k8s.node", node=n) for n in on[:MAX_NODES]]
     deployments, _ = facts.deployments(ns)
     wanted = [
         d

@@ -26,8 +26,13 @@ from triage.agent.planners.rules.analyzers.metrics import symptoms
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
 from triage.agent.planners.rules.chain import Finding, compose, link, rank, short, unique
 from triage.agent.planners.rules.context import Ctx, build
-from triage.agent.planners.rules.facts import Facts, series_values, workload_of
-from triage.agent.planners.rules.reads import _troubled, follow_dependencies
+from triage.agent.planners.rules.facts import Facts, Ref, selects, series_values, workload_of
+from triage.agent.planners.rules.reads import (
+    MAX_HOPS,
+    _troubled,
+    follow_dependencies,
+    hosts_failing,
+)
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, Goal, LinkRole, RCADraft
 
@@ -143,6 +148,65 @@ def _from_the_caller(ctx: Ctx, best: Finding) -> Claim | None:
     return None
 
 
+def _upstream(ctx: Ctx) -> Finding | None:
+    """A dependency in another namespace that the asked-about pods fail on, analysed as the
+    asked-about workload is (its pods, logs, claims, volumes): its complete chain, with the
+    caller's failing line as the first link, is the cause; the caller's errors are the
+    consequence. Same-namespace dependencies are in the focus already."""
+    for svc_name, dep_ns, _port, line in hosts_failing(ctx)[:MAX_HOPS]:
+        if dep_ns == ctx.ns:
+            continue
+        svc = next((x for x in ctx.facts.services(dep_ns)[0] if x["name"] == svc_name), None)
+        if svc is None or not svc["selector"]:
+            continue
+        behind = [x for x in ctx.facts.pods(dep_ns)[0] if selects(svc["selector"], x["labels"])]
+        if not behind:
+            continue
+        sub = Ctx(
+            goal=ctx.goal,
+            facts=ctx.facts,
+            ns=dep_ns,
+            now=ctx.now,
+            focus={str(Ref("Service", dep_ns, svc_name))}
+            | {str(Ref("Pod", dep_ns, x["name"])) for x in behind}
+            | {str(Ref(*workload_of(x), dep_ns)) for x in behind},
+            focus_pods=behind,
+            whole_namespace=False,
+        )
+        found = [f for f in rank(compose(analyze(sub)), sub.focus) if f.complete]
+        if not found:
+            continue
+        best = found[0]
+        said = next(
+            (
+                ev
+                for ev in ctx.facts.all("k8s.logs")
+                if ev.ok
+                and ev.args.get("namespace") == ctx.ns
+                and any(line in str(x) for x in ev.data or [])
+            ),
+            None,
+        )
+        pod = next((x for x in ctx.focus_pods if said and x["name"] == said.args.get("pod")), None)
+        if said is None or pod is None:
+            continue
+        caller = ctx.workload_ref(pod)
+        first = link(
+            LinkRole.SYMPTOM,
+            f"{caller.name} depends on {svc_name} ({dep_ns}); its log says: {short(line, 220)}",
+            said.id,
+            about=caller,
+        )
+        if first is not None:
+            best.chain.insert(0, first)
+        best.summary = (
+            f"{caller.name} fails because its dependency {svc_name} ({dep_ns}) does: {best.summary}"
+        )
+        best.explains |= {str(caller)}
+        return best
+    return None
+
+
 def _attach_jobs(ctx: Ctx, findings: list[Finding]) -> None:
     for f in findings:
         for claim in f.chain:
@@ -196,6 +260,8 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
     _attach_jobs(ctx, findings)
     ranked = rank(compose(findings), ctx.focus)
     complete = [f for f in ranked if f.complete]
+    if not complete and (upstream := _upstream(ctx)) is not None:
+        complete = [upstream]
     if complete:
         best = complete[0]
         caller = _from_the_caller(ctx, best)

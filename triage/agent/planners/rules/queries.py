@@ -126,7 +126,19 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
                     end=end,
                 )
             )
-    return out[:5]
+    if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
+        sel = f'namespace="{ns}"'
+        out.append(
+            call(
+                "prom.range",
+                purpose="volume_usage",
+                query=f"max by (namespace, persistentvolumeclaim) ({SIGNALS['volume_used']}"
+                f"{{{sel}}} / {SIGNALS['volume_capacity']}{{{sel}}})",
+                start=start,
+                end=end,
+            )
+        )
+    return out[:6]
 
 
 def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:

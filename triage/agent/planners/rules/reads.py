@@ -403,8 +403,10 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
         ns = str(ev.args.get("namespace"))
         log = [str(x) for x in ev.data or []]
         context: list[text.Endpoint] | None = None
-        for line in text.failures(log):
-            if line.family not in (text.Family.CONNECTION, text.Family.DNS):
+        for line in text.lines_of(log[-200:]):
+            reached = line.family in (text.Family.CONNECTION, text.Family.DNS)
+            server = text.server_in(line.text) if line.severity >= 2 and not reached else None
+            if not (reached and line.severity >= 1) and server is None:
                 continue
             named = [
                 (e, svc)
@@ -423,8 +425,13 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
                 port = text.port_in(line.text)
                 for e in context:
                     svc = text.service_of(e.host, ns)
-                    if svc is not None and (port is None or e.port in (None, port)):
-                        named.append((text.Endpoint(e.host, e.port or port), svc))
+                    if svc is None or (port is not None and e.port not in (None, port)):
+                        continue
+                    # an error reply names the product, not the host: the host the settings
+                    # give for that product (its port, or its name)
+                    if server is not None and e.port != server[1] and server[0] not in e.host:
+                        continue
+                    named.append((text.Endpoint(e.host, e.port or port), svc))
             for endpoint, svc in named:
                 out.setdefault(svc, (svc[0], svc[1], endpoint.port, line.text))
     return list(out.values())
@@ -463,6 +470,8 @@ def hops(ctx: Ctx) -> list[ToolCall]:
                 call("k8s.events", namespace=ns, warnings_only=True),
                 # what admits callers into the dependency's pods: policies live beside them
                 call("k8s.network_policies", namespace=ns),
+                # the dependency's own state is analysed as the asked-about one's: its claims
+                call("k8s.pvcs", namespace=ns),
             ]
         out.append(call("k8s.endpoints", namespace=ns, service=svc))
         listed = ctx.facts.get("k8s.services", namespace=ns)

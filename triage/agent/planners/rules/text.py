@@ -537,6 +537,34 @@ _PORT = re.compile(
 )
 
 
+# A server's own error reply quoted by its client, by product, with the port it listens on
+# by default: the client reached it, and the server refused the work (Redis' MISCONF,
+# MySQL's "Error 1040", Postgres' SQLSTATE) — the server's state is the next hop.
+_SERVERS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
+    (
+        "redis",
+        6379,
+        re.compile(
+            r"\bRedis|MISCONF|READONLY You can't write|OOM command not allowed|\bLOADING\b", re.I
+        ),
+    ),
+    ("postgres", 5432, re.compile(r"\bPG::|psycopg|\bpostgres|SQLSTATE|\bpq: ", re.I)),
+    ("mysql", 3306, re.compile(r"\bMySQL|\bError \d{4} \(\w{5}\)", re.I)),
+    ("kafka", 9092, re.compile(r"\bkafka", re.I)),
+    ("rabbitmq", 5672, re.compile(r"\bAMQP|rabbitmq", re.I)),
+    ("mongo", 27017, re.compile(r"\bMongo", re.I)),
+    ("elasticsearch", 9200, re.compile(r"elasticsearch|opensearch", re.I)),
+)
+
+
+def server_in(text: str) -> tuple[str, int] | None:
+    """(product, its default port) when the line quotes a server product's error reply."""
+    for name, port, rx in _SERVERS:
+        if rx.search(text):
+            return name, port
+    return None
+
+
 def port_in(text: str) -> int | None:
     """The port a line says it tried when it names only an address ("10.96.41.17:5433",
     'at "10.96.41.17", port 5433')."""

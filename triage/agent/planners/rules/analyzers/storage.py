@@ -249,7 +249,10 @@ def volume_full(ctx: Ctx) -> list[Finding]:
             values = series_values(series)
             if not values or values[-1] < 0.95:
                 continue
-            claim = (series.get("labels") or {}).get("persistentvolumeclaim", "?")
+            labels = series.get("labels") or {}
+            if labels.get("namespace") not in (None, ctx.ns):
+                continue  # a dependency's volume: analysed with the dependency
+            claim = labels.get("persistentvolumeclaim", "?")
             users = [x for x in ctx.facts.pods(ctx.ns)[0] if claim in x["claims"]]
             ref = ctx.workload_ref(users[0]) if users else ctx.ref("PersistentVolumeClaim", claim)
             claims, cid = ctx.facts.pvcs(ctx.ns)

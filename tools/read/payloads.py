@@ -375,6 +375,7 @@ class DaemonSet(TypedDict):
 class IngressBackend(TypedDict, total=False):
     host: str
     path: str
+    path_type: str  # Exact, Prefix, ImplementationSpecific
     service: str
     port: int | str
 

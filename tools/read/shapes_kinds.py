@@ -286,10 +286,11 @@ def ingress(obj: Json) -> p.Ingress:
                         {
                             "host": rule.get("host"),
                             "path": path.get("path", "/"),
+                            "path_type": path.get("pathType"),
                             "service": svc.get("name"),
                             "port": get(svc, "port", "number") or get(svc, "port", "name"),
                         },
-                        ("host", "path", "service", "port"),
+                        ("host", "path", "path_type", "service", "port"),
                     ),
                 )
             )

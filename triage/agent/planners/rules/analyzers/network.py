@@ -242,6 +242,43 @@ def _controller_says(ctx: Ctx, ing: p.Ingress) -> tuple[str, str, str] | None:
     return None
 
 
+_URL_PATH = re.compile(r"(?<![\w.:/-])/[A-Za-z0-9_.~%-][\w.~%/-]*")
+
+
+def _path_matches(rule: str, kind: str, path: str) -> bool:
+    """The Ingress API's path matching: Exact is the whole path; Prefix (and, as most
+    controllers do, ImplementationSpecific) matches element by element, "/" matches all."""
+    if kind == "Exact":
+        return path == rule
+    parts = [x for x in rule.split("/") if x]
+    return [x for x in path.split("/") if x][: len(parts)] == parts
+
+
+def _unrouted(ctx: Ctx, ing: p.Ingress) -> tuple[str, list[p.IngressBackend]] | None:
+    """A path the question names (under a host it names, when it names one) that no rule of
+    the Ingress matches: the controller answers it from its default backend (404)."""
+    words = ctx.goal.words
+    hosts = {str(b.get("host")) for b in ing["backends"] if b.get("host")}
+    named_hosts = {h for h in hosts if h.lower() in words.lower()}
+    if not named_hosts and not re.search(rf"\b{re.escape(ing['name'])}\b", words):
+        return None  # the paths the words name are about this Ingress only if it is named
+    named_hosts = named_hosts or hosts
+    rules = [
+        b
+        for b in ing["backends"]
+        if b.get("path") != "*" and (not b.get("host") or b.get("host") in named_hosts)
+    ]
+    if not rules:
+        return None
+    for path in dict.fromkeys(_URL_PATH.findall(words)):
+        if not any(
+            _path_matches(str(b.get("path", "/")), str(b.get("path_type") or "Prefix"), path)
+            for b in rules
+        ):
+            return path, rules
+    return None
+
+
 def ingresses(ctx: Ctx) -> list[Finding]:
     items, iid = ctx.facts.ingresses(ctx.ns)
     classes, cid = ctx.facts.ingress_classes()
@@ -290,6 +327,27 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             problem = (
                 f'{what}: the controller ({where}) says "{short(line, 200)}"',
                 (iid, lid),
+            )
+        unrouted = _unrouted(ctx, ing) if problem is None and tls_event is None else None
+        if problem is None and unrouted is not None:
+            path, rules = unrouted
+            shown = "; ".join(
+                f"{b.get('path', '/')} (pathType {b.get('path_type') or 'unset'}) -> "
+                f"{b.get('service')}"
+                for b in rules[:4]
+            )
+            exact = [b for b in rules if b.get("path_type") == "Exact"]
+            problem = (
+                f"requests for {path} match no rule of Ingress {ing['name']} ({shown})"
+                + (
+                    f": pathType Exact on {exact[0].get('path')} matches that path alone, "
+                    "not what is under it (Prefix would)"
+                    if exact
+                    else ""
+                )
+                + "; the controller sends unmatched paths to its default backend, which "
+                "answers 404",
+                (iid,),
             )
         if problem is None and tls_event is not None:
             secret = next(

@@ -386,6 +386,7 @@ class Ingress(TypedDict):
     tls_secrets: list[str]
     backends: list[IngressBackend]
     load_balancer: list[str]
+    canary: dict[str, str]  # ingress-nginx canary-* annotations, without their prefix
 
 
 class IngressClass(TypedDict):

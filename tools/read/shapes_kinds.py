@@ -302,6 +302,11 @@ def ingress(obj: Json) -> p.Ingress:
             str(t.get("secretName")) for t in spec.get("tls") or [] if t.get("secretName")
         ],
         "backends": backends,
+        "canary": {
+            str(k).removeprefix("nginx.ingress.kubernetes.io/"): str(v)
+            for k, v in (meta.get("annotations") or {}).items()
+            if str(k).startswith("nginx.ingress.kubernetes.io/canary")
+        },
         "load_balancer": [
             str(i.get("ip") or i.get("hostname"))
             for i in get(obj, "status", "loadBalancer", "ingress") or []

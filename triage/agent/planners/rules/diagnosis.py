@@ -23,6 +23,7 @@ from triage.agent.planners.rules import quantities, text
 from triage.agent.planners.rules.analyzers import analyze
 from triage.agent.planners.rules.analyzers.common import _ts, recovered
 from triage.agent.planners.rules.analyzers.metrics import symptoms
+from triage.agent.planners.rules.analyzers.network import scaled_to_zero
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
 from triage.agent.planners.rules.chain import Finding, compose, link, rank, short, unique
 from triage.agent.planners.rules.context import Ctx, build
@@ -405,6 +406,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += _logs_explained(ctx)
     claims += _alert_explained(ctx)
     claims += _autoscalers_explained(ctx)
+    claims += _scaled_down_explained(ctx)
     claims += _jobs_explained(ctx)
     others = [x for x in pods if x not in focus and _troubled(x) and x["phase"] != "Succeeded"]
     if others and not ctx.whole_namespace:
@@ -835,6 +837,43 @@ def _autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
                     about=ctx.ref("HorizontalPodAutoscaler", h["name"]),
                 )
             )
+    return out
+
+
+def _scaled_down_explained(ctx: Ctx) -> list[Claim | None]:
+    """A Service with no endpoints because the workload it selects is scaled to 0 replicas:
+    its selector is right and nothing runs behind it by its spec (a canary between releases,
+    a paused worker); said with what routes to it (a canary Ingress and its weight)."""
+    svcs, sid = ctx.facts.services(ctx.ns)
+    out: list[Claim | None] = []
+    for svc in svcs:
+        eps, eid = ctx.facts.endpoints(ctx.ns, svc["name"])
+        if not svc["selector"] or eps is None or eps["ready"]:
+            continue
+        idle = scaled_to_zero(ctx, svc)
+        if not idle:
+            continue
+        routed = [
+            f"Ingress {ing['name']} (canary weight {ing['canary'].get('canary-weight', '?')})"
+            if ing.get("canary")
+            else f"Ingress {ing['name']}"
+            for ing in ctx.facts.ingresses(ctx.ns)[0]
+            if any(b.get("service") == svc["name"] for b in ing["backends"])
+        ]
+        out.append(
+            link(
+                None,
+                f"Service {svc['name']} has no endpoints because {idle[0]['name']}, the "
+                f"workload it selects, is scaled to 0 replicas (replicas: 0 in its spec): the "
+                "selector is right and nothing runs behind it by its spec, and nothing that "
+                "was read fails for want of it (scale it up if it should serve)"
+                + (f"; it is routed by {', '.join(routed)}" if routed else "")
+                + ".",
+                sid,
+                eid,
+                about=ctx.ref("Service", svc["name"]),
+            )
+        )
     return out
 
 

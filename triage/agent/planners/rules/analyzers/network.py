@@ -148,6 +148,23 @@ def _port_mismatch(
     )
 
 
+def scaled_to_zero(ctx: Ctx, svc: p.Service) -> list[p.Deployment | p.StatefulSet]:
+    """The workloads whose pod template the Service's selector matches and that are scaled
+    to 0 replicas: no endpoints because nothing runs, not because the labels differ."""
+    out: list[p.Deployment | p.StatefulSet] = [
+        d
+        for d in ctx.facts.deployments(ctx.ns)[0]
+        if d["replicas"] == 0 and selects(svc["selector"], d["template_labels"])
+    ]
+    # a StatefulSet's pods carry (at least) its selector's labels
+    out += [
+        s
+        for s in ctx.facts.statefulsets(ctx.ns)[0]
+        if s["replicas"] == 0 and s["selector"] and selects(svc["selector"], s["selector"])
+    ]
+    return out
+
+
 def services(ctx: Ctx) -> list[Finding]:
     svcs, sid = ctx.facts.services(ctx.ns)
     pods, pods_id = ctx.facts.pods(ctx.ns)
@@ -167,6 +184,8 @@ def services(ctx: Ctx) -> list[Finding]:
                 out.append(finding)
             continue
         sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
+        if not matched and scaled_to_zero(ctx, svc):
+            continue  # the selector is right: what it selects runs no replicas (said elsewhere)
         if not matched:
             close = _nearest_labels(svc["selector"], pods)
             out.append(

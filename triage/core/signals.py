@@ -24,6 +24,14 @@ ERROR_MATCHERS = (
     'grpc_code=~".+",grpc_code!="OK"',
 )
 
+# The same for a client error (4xx): a release that starts refusing what clients send (a
+# changed schema, a stricter validator) answers 4xx, not 5xx. 404 and 429 are left out: a
+# scanner's 404s and a rate limit's 429s say nothing about the server.
+CLIENT_ERROR_MATCHERS = tuple(
+    m.replace('"5.."', '"4(0[0-35-9]|1.|2[0-8]|xx)"').replace('"5xx"', '"4xx"')
+    for m in ERROR_MATCHERS[:8]
+)  # not Spring's outcome="CLIENT_ERROR": it counts 404s too
+
 # A counter whose name says it counts requests, responses or handled calls
 REQUEST_COUNTER = re.compile(r"request|response|handled")
 REQUEST_COUNTER_SELECTOR = '__name__=~".*(request|response|handled).*_(total|count)"'

@@ -18,6 +18,7 @@ a human acts on; a chain left open ranks below closed ones.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -72,10 +73,55 @@ def fact(tool: str, path: str, op: FactOp, value: Any, **args: Any) -> Fact:
 _HINT = re.compile(r"\s*(https?://\S+|see \S+|for more (details|information).*)\s*", re.I)
 
 
+# What a structured log line carries besides what it says: dropped when one is shortened.
+_LOG_NOISE = frozenset(
+    {
+        "time",
+        "ts",
+        "timestamp",
+        "@timestamp",
+        "level",
+        "lvl",
+        "severity",
+        "logger",
+        "caller",
+        "hostname",
+        "pid",
+        "thread",
+        "v",
+        "name",
+        "source",
+        "span_id",
+        "trace_id",
+    }
+)
+
+
+def _compact(text: str) -> str:
+    """A JSON log line as what it says: its message, then its other fields (k=v, nested
+    values as compact JSON), without the time, level and logger that every line has."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(doc, dict):
+        return text
+    msg = next((str(doc[k]) for k in ("msg", "message", "event") if k in doc), "")
+    rest = [
+        f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
+        for k, v in doc.items()
+        if k not in _LOG_NOISE and k not in ("msg", "message", "event")
+    ]
+    return "; ".join(x for x in (msg, *rest) if x) or text
+
+
 def short(text: str, limit: int = 220) -> str:
     """`text` in at most `limit` characters. An error chain ("pull failed: resolve: authorize:
-    401 Unauthorized") keeps its head and its innermost error, which is where the cause is."""
+    401 Unauthorized") keeps its head and its innermost error, which is where the cause is; a
+    JSON log line too long to quote whole keeps what it says, not its timestamp and level."""
     text = " ".join(str(text).split())
+    if len(text) > limit and text.startswith("{") and text.endswith("}"):
+        text = _compact(text)
     if len(text) <= limit:
         return text
     parts = text.split(": ")

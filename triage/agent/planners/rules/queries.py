@@ -12,7 +12,13 @@ from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules.facts import Facts, series_values
 from triage.agent.planners.rules.reads import call, window
 from triage.core.models import Goal
-from triage.core.signals import ERROR_MATCHERS, REQUEST_COUNTER, rate, timed
+from triage.core.signals import (
+    CLIENT_ERROR_MATCHERS,
+    ERROR_MATCHERS,
+    REQUEST_COUNTER,
+    rate,
+    timed,
+)
 
 
 def metric_discovery(goal: Goal, ns: str, now: float) -> list[ToolCall]:
@@ -158,6 +164,11 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         rng(
             f"error_ratio:{counter}",
             f"sum({errors}) / sum({rate(f'{counter}{{{sel}}}')})",
+        )
+        refused = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in CLIENT_ERROR_MATCHERS)
+        rng(
+            f"client_error_ratio:{counter}",
+            f"sum({refused}) / sum({rate(f'{counter}{{{sel}}}')})",
         )
     for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]:
         rng(

@@ -70,6 +70,10 @@ def symptoms(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, float, f
             found = rise(_points(ev), ERROR_RATIO_ALERT)
             if found:
                 out.append(("error ratio", ev, found))
+        elif ev.purpose.startswith("client_error_ratio:"):
+            found = rise(_points(ev), ERROR_RATIO_ALERT)
+            if found:
+                out.append(("client error (4xx) ratio", ev, found))
         elif ev.purpose.startswith("latency_p99:"):
             pts = _points(ev)
             found = rise(pts, 0.5)
@@ -171,7 +175,7 @@ def _what_the_release_does(
 def regression(ctx: Ctx) -> list[Finding]:
     out = []
     for what, ev, (when, baseline, value, peak) in symptoms(ctx):
-        ratio = what == "error ratio"
+        ratio = what.endswith("ratio")
 
         def fmt(x: float, ratio: bool = ratio) -> str:
             return f"{x:.1%}" if ratio else f"{x:.2f}s"

@@ -14,6 +14,7 @@ workload calls, and the NetworkPolicies between them: dependencies.py).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
@@ -64,6 +65,76 @@ def _nearest_labels(selector: dict[str, str], pods: list[p.Pod]) -> list[str]:
     return out
 
 
+def _crossed(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, str, Any, Any] | None:
+    """(service port, its name, the container port its targetPort reaches, the container
+    port of the same name) when a Service port named like one of the container's ports
+    (http) forwards to another of them (metrics): the endpoints exist and answer, but from
+    the wrong listener."""
+    declared = [
+        x
+        for pod in matched[:1]
+        for c in pod["containers"]
+        for x in (c["spec"]["ports"] if c["spec"] else [])
+    ]
+    by_name = {str(x.get("name")): x for x in declared if x.get("name")}
+    by_number = {str(x.get("port")): x for x in declared}
+    for port in svc["ports"]:
+        name, target = str(port.get("name") or ""), port.get("targetPort")
+        if not name or name not in by_name or target is None:
+            continue
+        reached = by_name.get(str(target)) or by_number.get(str(target))
+        if reached is not None and reached is not by_name[name]:
+            return port, name, reached, by_name[name]
+    return None
+
+
+def _crossed_finding(
+    ctx: Ctx,
+    svc: p.Service,
+    crossed: tuple[Any, str, Any, Any],
+    eid: str | None,
+    sid: str | None,
+    pods_id: str | None,
+) -> Finding:
+    port, name, reached, meant = crossed
+    ref = ctx.ref("Service", svc["name"])
+    cause = (
+        f"Service {svc['name']}'s port {port.get('port')} ({name}) has targetPort "
+        f"{port['targetPort']!r}, the container's {reached.get('name') or 'other'} port "
+        f"{reached.get('port')}, while the container serves {name} on port {meant.get('port')}: "
+        f"requests to port {port.get('port')} reach the {reached.get('name') or 'wrong'} "
+        "listener, which does not serve them"
+    )
+    return Finding(
+        cls=CauseClass.SERVICE_PORT_MISMATCH,
+        cause=cause,
+        summary=f"Service {svc['name']} forwards its {name} port to the wrong container port",
+        impact=f"Requests through Service {svc['name']} port {port.get('port')} fail.",
+        chain=chain(
+            link(S, f"Service {svc['name']} has ready endpoints.", eid, about=ref),
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                sid,
+                pods_id,
+                about=ref,
+                facts=(
+                    fact(
+                        "k8s.services",
+                        f"[name={svc['name']}].ports[port={port.get('port')}].targetPort",
+                        "eq",
+                        port["targetPort"],
+                        namespace=ctx.ns,
+                    ),
+                ),
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(ref)},
+        follow_ups=[f"Set targetPort of {svc['name']} port {port.get('port')} to {name}."],
+    )
+
+
 def _port_mismatch(
     ctx: Ctx,
     svc: p.Service,
@@ -79,6 +150,9 @@ def _port_mismatch(
     refused. Only decided when the pods declare their ports."""
     ready_pods = [x for x in matched if x["ready"]]
     ports = _ports_of(matched)
+    crossed = _crossed(svc, matched) if has_endpoints else None
+    if crossed is not None and ready_pods:
+        return _crossed_finding(ctx, svc, crossed, eid, sid, pods_id)
     bad = [
         x
         for x in svc["ports"]

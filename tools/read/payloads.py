@@ -344,6 +344,7 @@ class CronJob(TypedDict):
 class StatefulSet(TypedDict):
     name: str
     service_name: str | None
+    pod_management: str  # OrderedReady (the default) or Parallel
     replicas: int | None
     ready: int
     current: int

@@ -75,6 +75,7 @@ def statefulset(obj: Json) -> p.StatefulSet:
     return {
         "name": str(meta.get("name")),
         "service_name": spec.get("serviceName"),
+        "pod_management": str(spec.get("podManagementPolicy") or "OrderedReady"),
         "replicas": spec.get("replicas"),
         "ready": status.get("readyReplicas") or 0,
         "current": status.get("currentReplicas") or 0,

@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime
 
 from tools.read import payloads as p
+from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
@@ -268,6 +269,9 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
     out = []
     for sts in sets:
         ref = ctx.ref("StatefulSet", sts["name"])
+        if ctx.in_focus(ref) and (stuck := _ordered_deadlock(ctx, sts, sid)) is not None:
+            out.append(stuck)
+            continue
         if not ctx.in_focus(ref) or not sts["service_name"] or not svc_id:
             continue
         governing = next((s for s in services if s["name"] == sts["service_name"]), None)
@@ -313,6 +317,93 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+_WAITS_FOR_PEERS = re.compile(r"no leader|quorum|\bpeers?\b|\bmembers?\b|election|cluster", re.I)
+
+
+def _ordered_deadlock(ctx: Ctx, sts: p.StatefulSet, sid: str | None) -> Finding | None:
+    """podManagementPolicy OrderedReady: the controller creates ordinal k+1 only once k is
+    Running and Ready. A member that is Ready only when its peers answer (etcd, ZooKeeper,
+    a Raft or Galera cluster) then never gets them: fewer pods than replicas, the last one
+    not Ready, its log waiting for the peers (by name, or for a leader or quorum)."""
+    if sts["pod_management"] != "OrderedReady" or not sts["replicas"]:
+        return None
+    pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
+    if not pods or len(pods) >= sts["replicas"]:
+        return None
+
+    def ordinal(pod: p.Pod) -> int:
+        tail = pod["name"].rsplit("-", 1)[-1]
+        return int(tail) if tail.isdigit() else -1
+
+    last = max(pods, key=ordinal)
+    if last["ready"] or last["phase"] != "Running":
+        return None
+    missing = [f"{sts['name']}-{i}" for i in range(len(pods), sts["replicas"])]
+    said: tuple[str, str | None] | None = None
+    for c in last["containers"]:
+        log, lid = ctx.facts.logs(ctx.ns, last["name"], c["name"], False)
+        hit = next(
+            (
+                ln
+                for ln in reversed(log)
+                if text.severity(ln) >= 1
+                and (any(m in ln for m in missing) or _WAITS_FOR_PEERS.search(ln))
+            ),
+            None,
+        )
+        if hit is not None and lid:
+            said = (hit, lid)
+            break
+    if said is None:
+        return None
+    ref = ctx.ref("StatefulSet", sts["name"])
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    cause = (
+        f"StatefulSet {sts['name']} uses podManagementPolicy OrderedReady, so the controller "
+        f"creates {missing[0]} only once {last['name']} is Ready — but {last['name']} is Ready "
+        f"only when its peers ({', '.join(missing)}) answer: a deadlock; members that need "
+        "each other to become Ready need podManagementPolicy Parallel"
+    )
+    return Finding(
+        cls=CauseClass.STATEFULSET_MISCONFIGURED,
+        cause=cause,
+        summary=f"StatefulSet {sts['name']} never forms: only {len(pods)} of {sts['replicas']} "
+        "pods exist and they wait for the rest",
+        impact=_sts_impact(sts),
+        chain=chain(
+            _sts_symptom(ctx, sts, sid),
+            link(
+                M,
+                f"{last['name']} is Running but not Ready; its log waits for its peers: "
+                f"{short(said[0], 200)}",
+                pods_id,
+                said[1],
+                about=ctx.pod_ref(last),
+            ),
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                sid,
+                about=ref,
+                facts=(
+                    fact(
+                        "k8s.statefulsets",
+                        f"[name={sts['name']}].pod_management",
+                        "eq",
+                        "OrderedReady",
+                        namespace=ctx.ns,
+                    ),
+                ),
+            ),
+        ),
+        explains={str(ref), str(ctx.pod_ref(last)), *(str(ctx.pod_ref(x)) for x in pods)},
+        follow_ups=[
+            f"Set podManagementPolicy: Parallel on {sts['name']} (it cannot be changed in "
+            "place: recreate the StatefulSet with --cascade=orphan to keep the pods)."
+        ],
+    )
 
 
 def _sts_impact(sts: p.StatefulSet) -> str:

@@ -289,6 +289,89 @@ def dependencies(ctx: Ctx) -> list[Finding]:
     return out
 
 
+# An alert that the monitoring server cannot scrape its targets (kube-prometheus' TargetDown,
+# a scrape-failure rule): the scraper is the client, and it lives in another namespace.
+_SCRAPE_ALERT = re.compile(
+    r"TargetDown|Scrape|targets? .{0,40}\b(down|not reachable|unreachable)", re.I
+)
+
+
+def scrapes(ctx: Ctx) -> list[Finding]:
+    """A scrape-failure alert for pods that run and are Ready, whose ingress NetworkPolicies
+    admit only pods of their own namespace (or nothing): the scraper, in its own monitoring
+    namespace, is dropped on the metrics port, whatever the pods themselves do."""
+    alert = ctx.goal.alert
+    if alert is None or not _SCRAPE_ALERT.search(
+        " ".join([alert.name, *alert.annotations.values()])
+    ):
+        return []
+    target = next((x for x in ctx.focus_pods if x["ready"]), None)
+    policies, nid = ctx.facts.network_policies(ctx.ns)
+    if target is None or nid is None:
+        return []
+    selecting = [
+        pol
+        for pol in policies
+        if "Ingress" in pol["types"]
+        and (not pol["pod_selector"] or selects(pol["pod_selector"], target["labels"]))
+    ]
+    if not selecting:
+        return []
+    for pol in selecting:
+        for peers in pol["ingress"]:
+            if not peers or any("namespaces" in peer or "cidr" in peer for peer in peers):
+                return []  # something from outside the namespace may be admitted
+    ports = [
+        f"{x.get('name')} {x.get('port')}" if x.get("name") else str(x.get("port"))
+        for c in target["containers"]
+        for x in (c["spec"]["ports"] if c["spec"] else [])
+    ]
+    ref = ctx.workload_ref(target)
+    names = ", ".join(pol["name"] for pol in selecting)
+    what = "; ".join(
+        f"{pol['name']} admits "
+        + (_peers_text(pol) if any(pol["ingress"]) else "nothing (default deny)")
+        for pol in selecting
+    )
+    cause = (
+        f"the ingress NetworkPolicies selecting {ref.name}'s pods ({names}) admit traffic only "
+        f"from pods of {ctx.ns} ({what}), so the monitoring server (Prometheus, in its own "
+        f"namespace) cannot scrape them"
+        + (f" on {', '.join(ports)}" if ports else "")
+        + f": {alert.name} fires while {ref.name} itself works"
+    )
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    return [
+        Finding(
+            cls=CauseClass.NETWORK_POLICY_BLOCKING,
+            cause=cause,
+            summary=f"{alert.name}: the scrape of {ref.name} is dropped by NetworkPolicy",
+            impact=f"No metrics from {ref.name}; alerts on them cannot fire.",
+            chain=chain(
+                link(
+                    S,
+                    f"{alert.name} fires for {ref.name}, whose pods are Running and Ready.",
+                    pods_id,
+                    about=ref,
+                ),
+                link(
+                    C,
+                    cause[0].upper() + cause[1:] + ".",
+                    nid,
+                    pods_id,
+                    about=ctx.ref("NetworkPolicy", selecting[-1]["name"]),
+                ),
+            ),
+            strength=Strength.INFERRED,
+            explains={str(ref)},
+            follow_ups=[
+                "Add an ingress rule admitting the monitoring namespace's Prometheus pods on "
+                "the metrics port (namespaceSelector + podSelector)."
+            ],
+        )
+    ]
+
+
 def _no_such_service(
     ctx: Ctx,
     caller: Ref,

@@ -381,6 +381,39 @@ _SAYS_UNSET = re.compile(
 )
 
 
+# How servers are told how many requests they serve at once: gunicorn/uvicorn/puma/unicorn
+# flags, and the variables their images read.
+_CONCURRENCY = re.compile(
+    r"(?:^|\s)(?P<flag>--workers|-w|--threads|--processes|--concurrency)[= ](?P<n>\d+)\b"
+)
+_CONCURRENCY_ENV = (
+    "WEB_CONCURRENCY",
+    "GUNICORN_WORKERS",
+    "WORKERS",
+    "PUMA_MAX_THREADS",
+    "UVICORN_WORKERS",
+)
+
+
+def _one_at_a_time(c: p.Container) -> str | None:
+    """The setting that makes the server handle a single request at a time ('--workers 1'
+    with no --threads above 1), or None."""
+    spec = c["spec"]
+    if spec is None:
+        return None
+    line = " ".join([*spec["command"], *spec["args"]])
+    found = {m.group("flag"): int(m.group("n")) for m in _CONCURRENCY.finditer(line)}
+    env = {e["name"]: str(e.get("value") or "") for e in spec["env"]}
+    for name in _CONCURRENCY_ENV:
+        if env.get(name, "").isdigit():
+            found[name] = int(env[name])
+    workers = {k: n for k, n in found.items() if k not in ("--threads",)}
+    if workers and all(n == 1 for n in workers.values()) and found.get("--threads", 1) <= 1:
+        k, n = next(iter(workers.items()))
+        return f"{k} {n}" if k.startswith("-") else f"{k}={n}"
+    return None
+
+
 def _look_alike(var: str, env: dict[str, str]) -> str | None:
     """A variable the container does set that plays `var`'s role: same last word, or a shared
     word and a value of the right shape (a URL for *_DSN/_URL)."""
@@ -447,6 +480,7 @@ def _probe_kill(
     else:
         timed_out = bool(re.search(r"timeout|deadline exceeded|timed out", message, re.I))
         waits = _probe_waits(ctx, pod, c, str(probe.get("path") or "")) if timed_out else None
+        single = _one_at_a_time(c) if timed_out and not waits else None
         cause = (
             f"the {kind} probe ({target}, {probe_text}) fails and the kubelet kills a container "
             f"that otherwise runs: {short(message, 160)}"
@@ -460,6 +494,13 @@ def _probe_kill(
                 "handler checks a dependency before it answers, and that dependency is slower "
                 "than the timeout)"
                 if waits
+                else ""
+            )
+            + (
+                f"; the server handles one request at a time ({single}, a single worker): "
+                "while it serves a slow request the probe waits behind it past its timeout, "
+                "so the kills come with load"
+                if single
                 else ""
             )
         )

@@ -166,6 +166,9 @@ def build(goal: Goal, facts: Facts, ns: str, now: float) -> Ctx:
         if ref.kind == "Pod":
             chosen.update({x["name"]: x for x in pods if x["name"] == ref.name})
             continue
+        if ref.kind == "PersistentVolumeClaim":  # the pods that mount the claim
+            chosen.update({x["name"]: x for x in pods if ref.name in x["claims"]})
+            continue
         if ref.kind == "Service":
             svc = next((s for s in services if s["name"] == ref.name), None)
             if svc is not None:

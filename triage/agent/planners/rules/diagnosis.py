@@ -496,6 +496,35 @@ def _memory_explained(ctx: Ctx) -> list[Claim | None]:
     return out
 
 
+_SIZE_CAP = re.compile(
+    r"(?P<flag>--?[\w.-]*(?:retention[._-]?size|max[._-]?size|size[._-]?limit|max[._-]?bytes|"
+    r"cache[._-]?size)[\w.-]*)[= ](?P<v>\d+(?:\.\d+)?\s?[kKmMgGtTpP]?[iI]?[bB]?)\b"
+)
+
+
+def _size_cap(ctx: Ctx, claim: str) -> str:
+    """The flag with which the claim's user bounds what it keeps on it
+    ('--storage.tsdb.retention.size=45GB'), or ''."""
+    for pod in ctx.focus_pods:
+        if claim not in pod["claims"]:
+            continue
+        for c in pod["containers"]:
+            spec = c["spec"]
+            if spec is None:
+                continue
+            said = " ".join(
+                [
+                    *spec["command"],
+                    *spec["args"],
+                    *(f"--{e['name']}={e.get('value')}" for e in spec["env"]),
+                ]
+            )
+            m = _SIZE_CAP.search(said)
+            if m:
+                return f"{m.group('flag')}={m.group('v')}"
+    return ""
+
+
 def _volumes_explained(ctx: Ctx) -> list[Claim | None]:
     """A volume of what was asked about that is well used but did not grow in the window:
     held at a level (a cache under its own size cap, a data set that no longer grows)."""
@@ -508,13 +537,19 @@ def _volumes_explained(ctx: Ctx) -> list[Claim | None]:
             if claim not in used or len(values) < 6 or values[-1] < 0.5:
                 continue
             if max(values) - min(values) <= 0.02:
+                cap = _size_cap(ctx, claim)
                 out.append(
                     link(
                         None,
                         f"Volume {claim} is {values[-1]:.0%} used and flat over the window "
                         f"(between {min(values):.0%} and {max(values):.0%}): it is not filling; "
-                        "a level held steady is what a cache bounded by its own size limit "
-                        "looks like",
+                        + (
+                            f"its user caps what it keeps with {cap}, so the level is bounded "
+                            "and will not fill the volume"
+                            if cap
+                            else "a level held steady is what a cache bounded by its own size "
+                            "limit looks like"
+                        ),
                         ev.id,
                         about=ctx.ref("PersistentVolumeClaim", claim),
                     )

@@ -55,6 +55,10 @@ SIGNALS = {
 
 # Exporters every cluster has (kube-state-metrics, cAdvisor, the kubelet, HTTP middleware):
 # the rest of a namespace's series are the application's own.
+_HOLDS = re.compile(
+    r"(threads|goroutines|sessions|listeners|handles|open_fds|connections_open|"
+    r"entries|cache_size|queue_size)[a-z_]*$"
+)
 _STANDARD_PREFIXES = (
     "kube_",
     "container_",
@@ -210,6 +214,16 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         rng("db_connections", f"sum({SIGNALS['db_connections']}{{{sel}}})")
     if SIGNALS["db_max_connections"] in names:
         rng("db_max_connections", f"max({SIGNALS['db_max_connections']}{{{sel}}})")
+    # a container OOM-killed: the gauges of what a process holds (threads, goroutines,
+    # sessions, listeners...) that grow with its memory say what leaks
+    killed = any(
+        (c["last_terminated"] or {}).get("reason") == "OOMKilled"
+        for x in facts.pods(ns)[0]
+        for c in x["containers"]
+    )
+    if killed:
+        for name in sorted(n for n in names if _HOLDS.search(n))[:3]:
+            rng(f"held:{name}", f"max by (pod) ({name}{{{sel}}})")
     rising = any(
         e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:"))
         for e in facts.evidence

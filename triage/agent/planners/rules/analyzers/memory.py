@@ -118,6 +118,25 @@ _HELD = re.compile(
 )
 
 
+def _held_grows(ctx: Ctx, pod: p.Pod) -> tuple[list[str], str] | None:
+    """A gauge of what the process holds (threads, goroutines, sessions) that grew at least
+    fivefold in the window: what the memory is spent on."""
+    workload = ctx.workload_ref(pod).name
+    for ev in ctx.facts.evidence:
+        if not ev.ok or not (ev.purpose or "").startswith("held:"):
+            continue
+        for series in ev.data or []:
+            labels = series.get("labels") or {}
+            if not _same_workload(str(labels.get("pod", "")), pod, workload):
+                continue
+            values = series_values(series)
+            low, high = min(values, default=0), max(values, default=0)
+            if len(values) >= 6 and high >= 5 * max(low, 1):
+                name = str(ev.purpose).split(":", 1)[1]
+                return [f"{name} grows from {low:.0f} to {high:.0f} before each kill"], ev.id
+    return None
+
+
 def _grew_until_the_kill(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[list[str], str] | None:
     """What the killed instance's own periodic reports show growing without a drop until the
     kill (goroutines, heap, entries, listeners: at least three reports, at least doubled):
@@ -242,7 +261,18 @@ def oom(ctx: Ctx) -> list[Finding]:
                     f"75% of {limit_text}) or raise the limit above it."
                 ],
             )
-        elif trend == "leak" or (grew := _grew_until_the_kill(ctx, pod, c)):
+        elif (
+            trend == "leak"
+            or (grew := _grew_until_the_kill(ctx, pod, c))
+            # a slow sawtooth to the limit: each cycle grows until the kill, while what the
+            # process holds (its threads) grows with it
+            or (
+                trend == "sawtooth"
+                and limit
+                and (peak or 0) >= 0.9 * limit
+                and (grew := _held_grows(ctx, pod))
+            )
+        ):
             held = _what_grows(ctx, pod, c["name"]) if trend == "leak" else grew
             finding = Finding(
                 cls=CauseClass.MEMORY_LEAK,

@@ -373,6 +373,13 @@ def _names(subject: str) -> tuple[str, str]:
     return kind, rest.rpartition("/")[2]
 
 
+def _named_after(name: str, asked: str) -> bool:
+    """`name` is `asked`, or one is named after the other as Kubernetes names things: a pod
+    or ReplicaSet after its workload (api-7d9f-x), a claim after its StatefulSet
+    (data-timeseries-0), a Job after its CronJob — the name holds it between hyphens."""
+    return name == asked or f"-{asked}-" in f"-{name}-" or f"-{name}-" in f"-{asked}-"
+
+
 def chain_is_a_cause(inp: JudgeInput, out: Findings, asked: list[str]) -> None:
     """`asked`: what the request is about, as the cluster resolved it (a word that names
     nothing is not something the chain must reach)."""
@@ -392,7 +399,7 @@ def chain_is_a_cause(inp: JudgeInput, out: Findings, asked: list[str]) -> None:
     if not subjects or not asked:
         return
     reached = any(
-        name == a or name.startswith(a + "-") or a.startswith(name + "-")
+        _named_after(name, a)
         for subject in subjects
         for name in [_names(subject)[1]]
         for a in asked

@@ -98,8 +98,29 @@ def _with_what_changed(best: Finding) -> tuple[Claim, ...]:
 
 
 def _about(name: str, names: set[str]) -> bool:
-    """`name` is one of `names`, or one is the other's prefix (a pod of a Deployment)."""
-    return any(name == n or name.startswith(n + "-") or n.startswith(name + "-") for n in names)
+    """`name` is one of `names`, or one is named after the other (a pod after its
+    Deployment, a claim after its StatefulSet): it holds the other between hyphens."""
+    return any(name == n or f"-{n}-" in f"-{name}-" or f"-{name}-" in f"-{n}-" for n in names)
+
+
+def _to_the_asked(ctx: Ctx, best: Finding) -> Claim | None:
+    """When the chain is about something else than what was asked (an Ingress, asked about
+    its Service) but explains it, the link that says so, on the chain's first evidence."""
+    asked = {r.name for r in ctx.asked if r.kind != "Node"}
+    subjects = {s.rsplit("/", 1)[-1] for c in best.chain if (s := c.subject)}
+    if not asked or not best.chain or any(_about(s, asked) for s in subjects):
+        return None
+    for ref in sorted(best.explains):
+        kind, _, rest = ref.partition("/")
+        name = rest.rpartition("/")[2]
+        if name in asked:
+            return link(
+                LinkRole.SYMPTOM,
+                f"{kind} {name} is affected: {short(best.summary, 200)}.",
+                *best.chain[0].evidence,
+                about=Ref(kind, rest.rpartition("/")[0], name),
+            )
+    return None
 
 
 def _from_the_caller(ctx: Ctx, best: Finding) -> Claim | None:
@@ -149,11 +170,15 @@ def _from_the_caller(ctx: Ctx, best: Finding) -> Claim | None:
     return None
 
 
-def _upstream(ctx: Ctx) -> Finding | None:
-    """A dependency in another namespace that the asked-about pods fail on, analysed as the
-    asked-about workload is (its pods, logs, claims, volumes): its complete chain, with the
-    caller's failing line as the first link, is the cause; the caller's errors are the
-    consequence. Same-namespace dependencies are in the focus already."""
+Hop = tuple[str, str, str, list[Finding]]  # service, its namespace, the caller's line, findings
+
+
+def _hops(ctx: Ctx) -> list[Hop]:
+    """Every dependency in another namespace that the asked-about pods fail on, analysed as
+    the asked-about workload is (its pods, logs, claims, volumes) in a context of its own:
+    (service, namespace, the caller's failing line, the findings there). Same-namespace
+    dependencies are in the focus already."""
+    out: list[Hop] = []
     for svc_name, dep_ns, _port, line in hosts_failing(ctx)[:MAX_HOPS]:
         if dep_ns == ctx.ns:
             continue
@@ -174,7 +199,16 @@ def _upstream(ctx: Ctx) -> Finding | None:
             focus_pods=behind,
             whole_namespace=False,
         )
-        found = [f for f in rank(compose(analyze(sub)), sub.focus) if f.complete]
+        out.append((svc_name, dep_ns, line, rank(compose(analyze(sub)), sub.focus)))
+    return out
+
+
+def _upstream(ctx: Ctx, hops: list[Hop]) -> Finding | None:
+    """When nothing of the asked-about namespace explains its symptom: a dependency's
+    complete chain, with the caller's failing line as the first link, is the cause; the
+    caller's errors are the consequence."""
+    for svc_name, dep_ns, line, findings in hops:
+        found = [f for f in findings if f.complete]
         if not found:
             continue
         best = found[0]
@@ -259,13 +293,17 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
     }
     findings = analyze(ctx)
     _attach_jobs(ctx, findings)
-    ranked = rank(compose(findings), ctx.focus)
+    hops = _hops(ctx)
+    # a chain open at a dependency in another namespace (its pods are not ready) is joined
+    # with what explains it there (their crash, their full volume), as one in this one is
+    elsewhere = [f for _s, _n, _l, found in hops for f in found if f.complete]
+    ranked = rank(compose([*findings, *elsewhere])[: len(findings)], ctx.focus)
     complete = [f for f in ranked if f.complete]
-    if not complete and (upstream := _upstream(ctx)) is not None:
+    if not complete and (upstream := _upstream(ctx, hops)) is not None:
         complete = [upstream]
     if complete:
         best = complete[0]
-        caller = _from_the_caller(ctx, best)
+        caller = _from_the_caller(ctx, best) or _to_the_asked(ctx, best)
         if caller is not None:
             best.chain.insert(0, caller)
         contributing = list(best.contributing)

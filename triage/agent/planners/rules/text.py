@@ -119,6 +119,7 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
         Family.CONFIG,
         re.compile(
             r"\bnot set\b|is required|must be set|missing (required|protocol|env|config)|"
+            r"\b(is )?not configured\b|"
             r"required (env|environment|variable|setting|config)|invalid (value|url|port|"
             r"config|configuration|setting|format|syntax|duration|address)|"
             r"is not a valid|cannot parse|could not parse|failed to parse|parse error|"

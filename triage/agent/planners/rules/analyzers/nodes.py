@@ -81,6 +81,32 @@ _NO_PIDS = re.compile(
 )
 
 
+_NO_SPACE = re.compile(r"no space left on device|ENOSPC|disk quota exceeded", re.I)
+_WRITTEN = re.compile(r"(?:write|open|mkdir|create)\s+(?P<path>/[\w./-]+)")
+
+
+def _disk_fillers(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
+    """What the pods on a node under DiskPressure say when a write fails for want of space:
+    the pod and the path it writes, where the node's disk goes."""
+    on = {x["name"] for x in ctx.facts.pods(ctx.ns)[0] if x["node"] == node["name"]}
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("namespace") != ctx.ns or ev.args.get("pod") not in on:
+            continue
+        line = next((str(x) for x in reversed(ev.data or []) if _NO_SPACE.search(str(x))), None)
+        if line is None:
+            continue
+        path = _WRITTEN.search(line)
+        where = path.group("path") if path else ""
+        top = "/".join(where.split("/")[:4]) if where else ""
+        return (
+            f"; pod {ev.args.get('pod')} on it runs out of space writing"
+            + (f" under {top}" if top else "")
+            + f': "{short(line, 200)}" — what it keeps on the node\'s disk there fills it',
+            ev.id,
+        )
+    return "", None
+
+
 def _pid_holders(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
     """What the pods on a node under PIDPressure say when they cannot start a process or a
     thread: the pod that spawns them is the likeliest holder of the PIDs."""
@@ -168,7 +194,13 @@ def nodes(ctx: Ctx) -> list[Finding]:
             + (_heaviest(ctx, node) if kind == "MemoryPressure" else "")
             + f": {what}"
         )
-        spawner, sid = _pid_holders(ctx, node) if kind == "PIDPressure" else ("", None)
+        spawner, sid = (
+            _pid_holders(ctx, node)
+            if kind == "PIDPressure"
+            else _disk_fillers(ctx, node)
+            if kind == "DiskPressure"
+            else ("", None)
+        )
         cause += spawner
         out.append(
             Finding(

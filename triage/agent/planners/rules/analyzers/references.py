@@ -131,6 +131,9 @@ def _mount_failed(ctx: Ctx, pod: p.Pod) -> str | None:
     )
 
 
+_SECRET_NOT_FOUND = re.compile(r"secrets? \\?\"([\w.-]+)\\?\" not found", re.I)
+
+
 def config_reference(ctx: Ctx) -> list[Finding]:
     """A container that cannot be created or a volume that cannot be mounted because what it
     references (a ConfigMap, a Secret, a key) does not exist: the kubelet names it; the
@@ -165,6 +168,14 @@ def config_reference(ctx: Ctx) -> list[Finding]:
             cause += (
                 f" — ConfigMap {', '.join(missing)} is not in {ctx.ns} (ConfigMaps there: "
                 f"{', '.join(present) or 'none'})"
+            )
+        secret = _SECRET_NOT_FOUND.search(message)
+        if secret:
+            # Secrets are not read; what the kubelet says, and the rule it follows
+            cause += (
+                f" — Secret {secret.group(1)} is not in {ctx.ns}, and a pod can only use Secrets "
+                "of its own namespace: one created in another namespace (by cert-manager, a "
+                "sync job) must be created, or copied, in this one"
             )
         f = Finding(
             cls=CauseClass.MISSING_CONFIG_REFERENCE,

@@ -441,6 +441,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += _memory_explained(ctx)
     claims += _volumes_explained(ctx)
     claims += _events_explained(ctx)
+    claims += _scans_explained(ctx)
     claims += _logs_explained(ctx)
     claims += _alert_explained(ctx)
     claims += _autoscalers_explained(ctx)
@@ -661,6 +662,7 @@ _SERVING = re.compile(
     r"Application startup complete|ready to accept connections|\bserving on\b",
     re.I,
 )
+_TIMESTAMP_LESS = re.compile(r"^\S+, \[[^\]]*\]\s+\w+ -- : (\[[^\]]*\]\s*)?")
 _LEADING_TS = re.compile(r"^\[?(\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)")
 
 
@@ -752,6 +754,55 @@ def _events_explained(ctx: Ctx) -> list[Claim | None]:
                 f"healthy in what was read"
             )
         out.append(link(None, _sentence(why), eid, about=ctx.ref(kind, name)))
+    return out
+
+
+# A request line that names the path and the client ("Started GET "/x" for 1.2.3.4", an
+# access log "1.2.3.4 - - [..] "GET /x HTTP/1.1" 404"), and a path the app says it has not
+_REQUEST_FOR = re.compile(
+    r"\b(?:GET|POST|PUT|HEAD|DELETE|PATCH|OPTIONS)\s+\"?(?P<path>/[^\s\"]*)\"?\s+for\s+"
+    r"(?P<ip>\d{1,3}(?:\.\d{1,3}){3})"
+    r"|^(?P<ip2>\d{1,3}(?:\.\d{1,3}){3})\s.*?\"(?:GET|POST|PUT|HEAD|DELETE|PATCH|OPTIONS)\s+"
+    r"(?P<path2>/\S*)[^\"]*\"\s+404\b"
+)
+_NOT_SERVED = re.compile(
+    r"No route matches \[\w+\] \"(?P<path>/[^\"]*)\"|\"(?:GET|POST|HEAD) (?P<p2>/\S*)[^\"]*\" 404\b"
+)
+SCAN_PATHS = 3  # distinct paths not served, from one address: a scan, not a broken link
+
+
+def _scans_explained(ctx: Ctx) -> list[Claim | None]:
+    """One client address asking for several paths the app does not serve (/wp-login.php,
+    /.env, /phpmyadmin/): a scanner probing for known weak spots; its 404s are not a fault."""
+    out: list[Claim | None] = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("previous"):
+            continue
+        log = [str(x) for x in ev.data or []]
+        missing = {m.group("path") or m.group("p2") for ln in log if (m := _NOT_SERVED.search(ln))}
+        by_ip: dict[str, set[str]] = {}
+        for ln in log:
+            m = _REQUEST_FOR.search(_TIMESTAMP_LESS.sub("", ln))
+            if m is None:
+                continue
+            ip, path = m.group("ip") or m.group("ip2"), m.group("path") or m.group("path2")
+            if path in missing or m.group("ip2"):
+                by_ip.setdefault(ip, set()).add(path)
+        for ip, paths in sorted(by_ip.items(), key=lambda kv: -len(kv[1])):
+            if len(paths) >= SCAN_PATHS:
+                out.append(
+                    link(
+                        None,
+                        f"The not-found errors in the log of {ev.args.get('pod')} come from one "
+                        f"address, {ip}, asking for {len(paths)} paths the app does not serve "
+                        f"({', '.join(sorted(paths)[:5])}): a scanner probing for known weak "
+                        "spots, answered 404 — not a fault of the app, which serves everyone "
+                        "else (block the address at the edge if it is noisy).",
+                        ev.id,
+                        about=ctx.ref("Pod", str(ev.args.get("pod"))),
+                    )
+                )
+                return out
     return out
 
 

@@ -142,11 +142,7 @@ def _from_the_caller(ctx: Ctx, best: Finding) -> Claim | None:
         svc = next((x for x in services if x["name"] == found[0]), None)
         behind = {found[0]}
         if svc is not None and svc["selector"]:
-            behind |= {
-                workload_of(x)[1]
-                for x in pods
-                if all(x["labels"].get(k) == v for k, v in svc["selector"].items())
-            }
+            behind |= {workload_of(x)[1] for x in pods if selects(svc["selector"], x["labels"])}
         return found[0] if any(_about(s, behind) for s in subjects) else None
 
     mine = [x for x in ctx.focus_pods if _about(workload_of(x)[1], asked)]

@@ -104,49 +104,24 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
     (the exporters' connection gauges, by every label they carry: user, application)."""
     names = facts.metric_names(f'{{namespace="{ns}"}}')
     start, end = window(goal, now)
-    out = []
+    sel = f'namespace="{ns}"'
+    out: list[ToolCall] = []
+
+    def rng(purpose: str, query: str) -> None:
+        out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
+
     for name in sorted(names):
         if _HOLDERS.search(name):
-            out.append(
-                call(
-                    "prom.range",
-                    purpose=f"connection_holders:{ns}",
-                    query=f'{name}{{namespace="{ns}"}}',
-                    start=start,
-                    end=end,
-                )
-            )
+            rng(f"connection_holders:{ns}", f"{name}{{{sel}}}")
         elif _CONNECTIONS.search(name):
-            out.append(
-                call(
-                    "prom.range",
-                    purpose=f"connections:{ns}",
-                    query=f'{name}{{namespace="{ns}"}}',
-                    start=start,
-                    end=end,
-                )
-            )
+            rng(f"connections:{ns}", f"{name}{{{sel}}}")
         elif _MAX_CONNECTIONS.search(name):
-            out.append(
-                call(
-                    "prom.range",
-                    purpose=f"max_connections:{ns}",
-                    query=f'max({name}{{namespace="{ns}"}})',
-                    start=start,
-                    end=end,
-                )
-            )
+            rng(f"max_connections:{ns}", f"max({name}{{{sel}}})")
     if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
-        sel = f'namespace="{ns}"'
-        out.append(
-            call(
-                "prom.range",
-                purpose="volume_usage",
-                query=f"max by (namespace, persistentvolumeclaim) ({SIGNALS['volume_used']}"
-                f"{{{sel}}} / {SIGNALS['volume_capacity']}{{{sel}}})",
-                start=start,
-                end=end,
-            )
+        rng(
+            "volume_usage",
+            f"max by (namespace, persistentvolumeclaim) ({SIGNALS['volume_used']}"
+            f"{{{sel}}} / {SIGNALS['volume_capacity']}{{{sel}}})",
         )
     return out[:6]
 

@@ -22,6 +22,19 @@ from triage.core.models import Claim, LinkRole
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
 
+def _selecting(
+    policies: list[p.NetworkPolicy], pod: p.Pod, direction: str
+) -> list[p.NetworkPolicy]:
+    """The policies of `direction` (Ingress, Egress) whose pod selector selects `pod`
+    ({} selects every pod of the namespace)."""
+    return [
+        pol
+        for pol in policies
+        if direction in pol["types"]
+        and (not pol["pod_selector"] or selects(pol["pod_selector"], pod["labels"]))
+    ]
+
+
 def _egress_blocks(
     policies: list[p.NetworkPolicy], pod: p.Pod, dns: bool
 ) -> p.NetworkPolicy | None:
@@ -60,12 +73,7 @@ def _egress_refuses(
     except ValueError:
         return None
     port = m.group("port")
-    selecting = [
-        pol
-        for pol in policies
-        if "Egress" in pol["types"]
-        and (not pol["pod_selector"] or selects(pol["pod_selector"], pod["labels"]))
-    ]
+    selecting = _selecting(policies, pod, "Egress")
     if not selecting:
         return None
     for pol in selecting:
@@ -103,12 +111,7 @@ def _ingress_blocks(
     selector (in the policy's own namespace) or its namespace selector (matched against the
     client namespace's labels; an unknown label set admits, so nothing is claimed unread)
     together with its pod selector; an ipBlock is not matched against pods."""
-    selecting = [
-        pol
-        for pol in policies
-        if "Ingress" in pol["types"]
-        and (not pol["pod_selector"] or selects(pol["pod_selector"], target["labels"]))
-    ]
+    selecting = _selecting(policies, target, "Ingress")
     if not selecting:
         return None
     for pol in selecting:
@@ -309,12 +312,7 @@ def scrapes(ctx: Ctx) -> list[Finding]:
     policies, nid = ctx.facts.network_policies(ctx.ns)
     if target is None or nid is None:
         return []
-    selecting = [
-        pol
-        for pol in policies
-        if "Ingress" in pol["types"]
-        and (not pol["pod_selector"] or selects(pol["pod_selector"], target["labels"]))
-    ]
+    selecting = _selecting(policies, target, "Ingress")
     if not selecting:
         return []
     for pol in selecting:

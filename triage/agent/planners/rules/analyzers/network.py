@@ -24,7 +24,7 @@ from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
 from triage.agent.planners.rules.reads import controller_pods
 from triage.core.causes import CauseClass
-from triage.core.models import LinkRole
+from triage.core.models import Fact, LinkRole
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
@@ -63,6 +63,17 @@ def _nearest_labels(selector: dict[str, str], pods: list[p.Pod]) -> list[str]:
         ]
         out.append(f"pods of {_owner_name(pod)} carry " + ", ".join(diffs))
     return out
+
+
+def _target_port_fact(ctx: Ctx, svc: p.Service, port: Any) -> Fact:
+    """The fact a port-mismatch chain rests on: that Service port's targetPort, as read."""
+    return fact(
+        "k8s.services",
+        f"[name={svc['name']}].ports[port={port.get('port')}].targetPort",
+        "eq",
+        port["targetPort"],
+        namespace=ctx.ns,
+    )
 
 
 def _crossed(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, str, Any, Any] | None:
@@ -118,15 +129,7 @@ def _crossed_finding(
                 sid,
                 pods_id,
                 about=ref,
-                facts=(
-                    fact(
-                        "k8s.services",
-                        f"[name={svc['name']}].ports[port={port.get('port')}].targetPort",
-                        "eq",
-                        port["targetPort"],
-                        namespace=ctx.ns,
-                    ),
-                ),
+                facts=(_target_port_fact(ctx, svc, port),),
             ),
         ),
         strength=Strength.INFERRED,
@@ -205,15 +208,7 @@ def _port_mismatch(
                 sid,
                 pods_id,
                 about=ref,
-                facts=(
-                    fact(
-                        "k8s.services",
-                        f"[name={svc['name']}].ports[port={port.get('port')}].targetPort",
-                        "eq",
-                        port["targetPort"],
-                        namespace=ctx.ns,
-                    ),
-                ),
+                facts=(_target_port_fact(ctx, svc, port),),
             ),
         ),
         strength=Strength.INFERRED,

@@ -268,6 +268,10 @@ class MutationSettings(BaseModel):
         return self
 
 
+#: Seconds allowed between recording a post's intent and sending it (a busy event loop).
+POST_MARGIN_S = 5.0
+
+
 class SlackSettings(BaseModel):
     """The Slack bot (`triage serve`, triage/slack/). Tokens are secrets: never logged, never
     posted (the Redactor masks Slack token shapes in everything the bot says)."""
@@ -405,6 +409,15 @@ class SlackSettings(BaseModel):
     def _empty_is_unset(cls, value: object) -> object:
         """An empty variable (an optional Secret key that is absent) means "not configured"."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def post_window_s(self) -> float:
+        """Seconds after it starts that a post may still land in Slack: every try's timeout
+        plus every honoured Retry-After, and a margin for the gap between recording the intent
+        and sending. A request is held this long while one of its posts is in flight, so no
+        other replica looks for the message before it can have arrived."""
+        retries = self.max_rate_limit_retries
+        return self.api_timeout_s * (retries + 1) + self.max_retry_after_s * retries + POST_MARGIN_S
 
 
 class AlertRoute(BaseModel):

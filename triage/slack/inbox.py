@@ -284,18 +284,22 @@ class Inbox:
             (now + lease_s, now, claimed.inbound.id, claimed.holder, State.QUEUED.value),
         )
 
-    def save(self, claimed: Claimed) -> bool:
-        """Record `claimed.steps` (what was said in Slack so far), if we still hold it."""
+    def save(
+        self, claimed: Claimed, *, lease_s: float | None = None, now: float | None = None
+    ) -> bool:
+        """Record `claimed.steps` (what was said in Slack so far), if we still hold it; with
+        `lease_s`, the lease is set to run that long from now in the same write."""
+        now = time.time() if now is None else now
+        where = "WHERE id = ? AND holder = ? AND state = ?"
+        keys = (claimed.inbound.id, claimed.holder, State.QUEUED.value)
+        if lease_s is None:
+            return self._update(
+                f"UPDATE slack_inbox SET steps = ?, updated_at = ? {where}",  # noqa: S608
+                (json.dumps(claimed.steps), now, *keys),
+            )
         return self._update(
-            "UPDATE slack_inbox SET steps = ?, updated_at = ? "
-            "WHERE id = ? AND holder = ? AND state = ?",
-            (
-                json.dumps(claimed.steps),
-                time.time(),
-                claimed.inbound.id,
-                claimed.holder,
-                State.QUEUED.value,
-            ),
+            f"UPDATE slack_inbox SET steps = ?, updated_at = ?, lease_until = ? {where}",  # noqa: S608
+            (json.dumps(claimed.steps), now, now + lease_s, *keys),
         )
 
     def finish(self, claimed: Claimed, state: State) -> bool:

@@ -1,10 +1,17 @@
 """The ticket and the progress message: posted once, then only ever edited in place.
 
 Posting is the one Slack call that cannot be repeated safely, so it is done in three durable
-steps kept in the inbox row (`steps`): the intent (`<name>_posting`), the post (carrying a
-metadata marker), the recorded `ts`. A worker that takes over after a crash and finds an intent
-without a `ts` looks the message up in the thread by its marker before posting, so a restart
-never posts a second ticket. Everything after that is `chat.update` on the recorded `ts`.
+steps kept in the inbox row (`steps`): the intent (`<name>_posting`, the time it was made), the
+post (carrying a metadata marker), the recorded `ts`. A worker that takes over after a crash and
+finds an intent without a `ts` looks the message up in the thread by its marker before posting,
+so a restart never posts a second ticket. Everything after that is `chat.update` on the `ts`.
+
+Looking up only works once the first worker's post can no longer be on its way, so the intent
+is written together with a lease that outlives the post (`SlackSettings.post_window_s`: every
+try's timeout and Retry-After): no other replica can claim the request while the post may still
+land, even if this worker's event loop stalls past its ordinary lease. The ts is written with
+the ordinary lease again. If the worker is stopped mid-post, the request goes back to the inbox
+due only when that window has passed (`hold_until`).
 """
 
 from __future__ import annotations
@@ -13,20 +20,33 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from triage.core.settings import POST_MARGIN_S
 from triage.slack.blocks import TicketView
-from triage.slack.client import Slack
+from triage.slack.client import Slack, SlackError
 from triage.slack.inbox import Claimed
 
-Save = Callable[[], Awaitable[None]]
+#: Records the steps if this worker still holds the request (else raises); with `hold_s`, the
+#: lease runs at least that long from now; with 0, the ordinary lease again.
+Save = Callable[[float | None], Awaitable[None]]
+
+#: Times the intent is written again when the loop was too slow to send right after it.
+INTENT_TRIES = 3
 
 
 class Messages:
     """Crash-safe posts for one request: each named message exists at most once."""
 
-    def __init__(self, slack: Slack, claimed: Claimed, save: Save) -> None:
+    def __init__(self, slack: Slack, claimed: Claimed, save: Save, post_window_s: float) -> None:
         self.slack = slack
         self.claimed = claimed
-        self.save = save
+        self._save = save
+        self.post_window_s = post_window_s
+        #: Wall time until which a post of ours may still land (0: none in flight).
+        self.hold_until = 0.0
+
+    async def save(self) -> None:
+        """Record the steps (what was said in Slack so far); LostLease if another holds it."""
+        await self._save(None)
 
     @property
     def steps(self) -> dict[str, Any]:
@@ -47,8 +67,9 @@ class Messages:
                 self.steps[f"{name}_ts"] = found
                 await self.save()
                 return found
-        self.steps[f"{name}_posting"] = True
-        await self.save()
+        await self._intend(name)
+        # Failed or cancelled, the post may still land until hold_until (left set): whoever
+        # hands the request back makes it due no sooner than that.
         ts = await self.slack.post(
             inbound.channel,
             text,
@@ -57,8 +78,21 @@ class Messages:
             marker=self.marker(name),
         )
         self.steps[f"{name}_ts"] = ts
-        await self.save()
+        await self._save(0.0)  # the ordinary lease again
+        self.hold_until = 0.0
         return ts
+
+    async def _intend(self, name: str) -> None:
+        """Write the intent with a lease that outlives the post, then send at once: if the
+        loop kept us longer than the margin between the write and here, write it again."""
+        for _ in range(INTENT_TRIES):
+            started = time.time()
+            self.steps[f"{name}_posting"] = started
+            self.hold_until = started + self.post_window_s
+            await self._save(self.post_window_s)
+            if time.time() - started <= POST_MARGIN_S:
+                return
+        raise SlackError("chat.postMessage", "event loop too slow to post within its lease")
 
 
 class Ticket:

@@ -26,7 +26,7 @@ from typing import Any
 
 from triage.app import App, Request, Requester
 from triage.core.models import Deliverable, Goal, RequestKind
-from triage.core.settings import SlackSettings
+from triage.core.settings import POST_MARGIN_S, SlackSettings
 from triage.reports import render
 from triage.slack import blocks, metrics
 from triage.slack import messages as m
@@ -176,7 +176,12 @@ class Worker:
 
     async def process(self, claimed: Claimed) -> None:
         """Answer one request; on failure give it back to the inbox (bounded)."""
-        messages = Messages(self.slack, claimed, lambda: self._save(claimed))
+        messages = Messages(
+            self.slack,
+            claimed,
+            lambda hold_s: self._save(claimed, hold_s),
+            self.settings.post_window_s,
+        )
         if claimed.attempts > self.settings.max_attempts:
             # Picked up more often than allowed: earlier attempts died without a word (the
             # process was killed mid-request, e.g. by its liveness probe). A crash counts
@@ -201,7 +206,7 @@ class Worker:
             # Shutting down: hand the request straight back so a restart or another replica
             # carries on now instead of after the lease (its steps say where it was).
             with contextlib.suppress(Exception):
-                self.inbox.release(claimed, retry_in_s=0)
+                self.inbox.release(claimed, retry_in_s=self._in_flight_s(messages))
             raise
         except (SlackError, InboxError) as e:  # the outside world: one line, then retried
             log.warning(
@@ -218,16 +223,25 @@ class Worker:
         await self.inbox.call(self.inbox.finish, claimed, State.DONE)
         metrics.REQUESTS_DONE.labels(kind=claimed.inbound.kind.value).inc()
 
-    async def _save(self, claimed: Claimed) -> None:
-        ok = await self.inbox.call(self.inbox.save, claimed)
+    async def _save(self, claimed: Claimed, hold_s: float | None = None) -> None:
+        lease_s = None if hold_s is None else max(hold_s, self.settings.lease_s)
+        ok = await self.inbox.call(self.inbox.save, claimed, lease_s=lease_s)
         if not ok:
             raise LostLease(claimed.inbound.id)
+
+    def _in_flight_s(self, messages: Messages) -> float:
+        """Seconds a post of this request that failed or was cut short may still take to land
+        in Slack: no more retries follow it, so at most one try's timeout (and the margin)."""
+        if not messages.hold_until:
+            return 0.0
+        left = min(messages.hold_until, time.time() + self.settings.api_timeout_s + POST_MARGIN_S)
+        return max(0.0, left - time.time())
 
     async def _failed(self, claimed: Claimed, messages: Messages, error: Exception) -> None:
         if isinstance(error, LostLease):
             return  # someone else holds it now
         if claimed.attempts < self.settings.max_attempts:
-            backoff = min(2.0**claimed.attempts, MAX_BACKOFF_S)
+            backoff = max(min(2.0**claimed.attempts, MAX_BACKOFF_S), self._in_flight_s(messages))
             await self.inbox.call(self.inbox.release, claimed, retry_in_s=backoff)
             self.kick()
             return

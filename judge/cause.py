@@ -97,11 +97,13 @@ def unhealthy(pods: list[Json]) -> bool:
 
 @dataclass(frozen=True)
 class Claimed:
-    """What the chain is about, for a signature: its pods (read when first asked for), and
-    the Jobs it names (None when it names no workload: then any Job in the namespace)."""
+    """What the chain is about, for a signature: its pods (read when first asked for), the
+    Jobs it names (None when it names no workload: then any Job in the namespace), and the
+    namespaces of the Services it names (a dependency's, in another namespace)."""
 
     pods: Callable[[], list[Json] | None]
     jobs: frozenset[str] | None
+    service_namespaces: frozenset[str] = frozenset()
 
 
 Predicate = Callable[[Reads, str, Claimed], tuple[bool | None, str]]
@@ -203,19 +205,23 @@ def _on(tool: str, test: Callable[[list[Json]], bool], what: str) -> Predicate:
     return check
 
 
-def _selector_matches_nothing(reads: Reads, ns: str, _: Claimed) -> tuple[bool | None, str]:
-    services = reads.items("k8s.services", namespace=ns)
-    pods = reads.items("k8s.pods", namespace=ns)
+def _selector_matches_nothing(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
+    """In the namespace asked about or one whose Service the chain names."""
     what = "a Service whose selector matches no pod"
-    if services is None or pods is None:
-        return None, what
-    for svc in services:
-        selector = svc.get("selector") or {}
-        if selector and not any(
-            all((p.get("labels") or {}).get(k) == v for k, v in selector.items()) for p in pods
-        ):
-            return True, what
-    return False, what
+    unread = False
+    for where in sorted({ns, *claimed.service_namespaces}):
+        services = reads.items("k8s.services", namespace=where)
+        pods = reads.items("k8s.pods", namespace=where)
+        if services is None or pods is None:
+            unread = True
+            continue
+        for svc in services:
+            selector = svc.get("selector") or {}
+            if selector and not any(
+                all((p.get("labels") or {}).get(k) == v for k, v in selector.items()) for p in pods
+            ):
+                return True, what
+    return (None if unread else False), what
 
 
 def _job_failed(jobs: list[Json]) -> bool:
@@ -314,7 +320,16 @@ def root_cause_matches_cluster(inp: JudgeInput, reads: Reads, out: Findings) -> 
         return
     subjects = _subjects(inp)
     jobs = frozenset(n for k, _, n in subjects if k == "job") if subjects else None
-    holds, what = signature(reads, ns, Claimed(lambda: claimed_pods(inp, reads, ns), jobs))
+    service_ns = frozenset(
+        rest.partition("/")[0]
+        for c in draft.root_cause
+        if c.subject
+        for kind, _, rest in [c.subject.partition("/")]
+        if kind == "Service" and rest.partition("/")[0]
+    )
+    holds, what = signature(
+        reads, ns, Claimed(lambda: claimed_pods(inp, reads, ns), jobs, service_ns)
+    )
     if holds is None:
         out.missing.append(f"could not read the cluster to confirm '{cls}' ({what})")
     elif holds:

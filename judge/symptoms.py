@@ -83,7 +83,8 @@ _REPORTS: dict[Reported, re.Pattern[str]] = {
     Reported.SLOW: re.compile(
         r"\bs+l+o+w+(ly|ness|er)?\b(?!\s+down\b)|\blatenc|\bp9\d\b|\bttfb\b|\blagg(y|ing)\b"
         r"|\btak\w* (so |too |very )?long\b|\btak\w* (forever|ages)\b|\bsluggish\b"
-        r"|\btim(e|es|ing|ed)[ -]?outs?\b(?!\s+(setting|config\w*|value|is set|of|for)\b)"
+        r"|(?<!connect )(?<!connection )(?<!connecting )"
+        r"\btim(e|es|ing|ed)[ -]?outs?\b(?!\s+(setting|config\w*|value|is set|of|for)\b)"
         r"|\bhangs?\b|\bhanging\b(?!\s+(on|onto)\b)",
         re.I,
     ),
@@ -91,6 +92,7 @@ _REPORTS: dict[Reported, re.Pattern[str]] = {
         r"\b(can'?t|cannot|can not|unable to|fails? to|failing to|could ?n[o']t) "
         r"(reach|connect|resolve|talk to|access|get to)\b|\bnot reachable\b"
         r"|\bconn(ection)?s? (\w+ )?(refused|reset|errors?|fail\w*|timed? ?out)\b|\bunreachable\b"
+        r"|\bconnect(ion|ing)? tim(e|es|ed)[ -]?outs?\b"
         r"|\bECONNREFUSED\b|\bno route\b|\bNXDOMAIN\b|\bno such host\b"
         r"|\b(dns|name resolution|lookups?)\b[^.?!]{0,20}\b(fail\w*|errors?|issues?|problems?|"
         r"broken|timeouts?|not work\w*)|\b(fail\w*|errors?|issues?|problems?)\b[^.?!]{0,20}"

@@ -349,6 +349,10 @@ class StatefulSet(TypedDict):
     ready: int
     current: int
     updated: int
+    update_strategy: str  # RollingUpdate (the default) or OnDelete
+    partition: int  # rollingUpdate.partition: pods with a lower ordinal keep the old revision
+    current_revision: str | None
+    update_revision: str | None
     selector: dict[str, str]
     claim_templates: list[PVCTemplate]
     template: PodTemplate

@@ -19,7 +19,7 @@ from typing import Any
 
 from tools.read import payloads as p
 from tools.results import ErrorKind
-from triage.agent.planners.rules import quantities, text
+from triage.agent.planners.rules import meanings, quantities, text
 from triage.agent.planners.rules.analyzers import analyze
 from triage.agent.planners.rules.analyzers.common import _ts, recovered
 from triage.agent.planners.rules.analyzers.metrics import symptoms
@@ -397,6 +397,11 @@ def _unhandled_failures(ctx: Ctx) -> list[tuple[str, str]]:
     return out
 
 
+def _n(count: int, noun: str) -> str:
+    """'0 restarts', '1 restart', '2 pods'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str, Any]) -> RCADraft:
     facts, ns = ctx.facts, ctx.ns
     focus = ctx.focus_pods
@@ -414,9 +419,9 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims: list[Claim | None] = [
         link(
             LinkRole.CAUSE,
-            f"No fault found: all {len(focus)} pod(s) of {about} are Running and Ready ({ready} "
-            f"ready, "
-            f"{sum(c['restarts'] for x in focus for c in x['containers'])} restart(s) in all)."
+            f"No fault found: all {_n(len(focus), 'pod')} of {about} are Running and Ready "
+            f"({ready} ready, "
+            f"{_n(sum(c['restarts'] for x in focus for c in x['containers']), 'restart')} in all)."
             if focus
             else f"Namespace {ns} has no pods.",
             pods_id or facts.ok("k8s.namespace", namespace=ns).id,  # type: ignore[union-attr]
@@ -438,6 +443,8 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += _volumes_explained(ctx)
     claims += _events_explained(ctx)
     claims += _scans_explained(ctx)
+    claims += _policies_explained(ctx)
+    claims += _described_explained(ctx)
     claims += _logs_explained(ctx)
     claims += _alert_explained(ctx)
     claims += _autoscalers_explained(ctx)
@@ -715,26 +722,77 @@ def _rolled_out_owner(ctx: Ctx, replicaset: str) -> p.Deployment | None:
     return None
 
 
+QUIET_S = 600.0  # a warning not repeated for this long has stopped, not paused
+# Normal events every pod's start goes through: worth quoting only after the warning.
+_ROUTINE = frozenset({"Scheduled", "Pulling", "Pulled", "Created", "Started", "Killing"})
+PER_OBJECT = 3  # distinct warnings explained per object, those the request names first
+FOLLOWERS = 3  # Normal events after a warning quoted in its explanation
+
+
+def _after(ctx: Ctx, e: p.Event) -> tuple[str, str | None]:
+    """What the object's own events say happened after the warning (Normal ones, read by
+    name: reads.warned_objects): '; then TriggeredScaleUp (pod triggered scale-up …)'."""
+    name = str(e["object"]["name"])
+    own, oid = ctx.facts.listed("k8s.events", p.Event, namespace=ctx.ns, object_name=name)
+    last = _ts(str(e["last_seen"])) if e["last_seen"] else None
+    if last is None or oid is None:
+        return "", None
+    seen: dict[str, p.Event] = {}
+    for x in sorted(own, key=lambda x: str(x["last_seen"])):
+        at = _ts(str(x["last_seen"])) if x["last_seen"] else None
+        if x["type"] != "Normal" or at is None or not x["reason"]:
+            continue
+        # after the warning; or, whenever it was, not a step every pod goes through
+        if at >= last - 1.0 or str(x["reason"]) not in _ROUTINE:
+            seen.setdefault(str(x["reason"]), x)
+    if not seen:
+        return "", None
+    then = ", ".join(
+        f"{r} ({short(str(x['message']), 90)})" for r, x in list(seen.items())[:FOLLOWERS]
+    )
+    return f"; what followed it: {then}", oid
+
+
+def _stopped(ctx: Ctx, e: p.Event) -> str:
+    """' (12 times, the last 41 min ago: it no longer occurs)' for a warning that has been
+    quiet for QUIET_S; its count and last time otherwise."""
+    last = _ts(str(e["last_seen"])) if e["last_seen"] else None
+    times = f"{e['count']} time(s)" if e["count"] else "seen"
+    if last is None:
+        return f" ({times})"
+    ago = max(0.0, ctx.now - last)
+    when = f"{ago / 60:.0f} min ago" if ago < 7200 else f"{ago / 3600:.1f} h ago"
+    if ago >= QUIET_S:
+        return f" ({times}, the last {when}: it no longer occurs, a transient warning)"
+    return f" ({times}, the last {when})"
+
+
 def _events_explained(ctx: Ctx) -> list[Claim | None]:
     events, eid = ctx.facts.warnings(ctx.ns)
     pods = {x["name"]: x for x in ctx.facts.pods(ctx.ns)[0]}
     out: list[Claim | None] = []
-    seen: set[tuple[str, str]] = set()
-    for e in events:
+    seen: dict[tuple[str, str], set[str]] = {}
+    words = ctx.goal.words.lower()
+    for e in sorted(
+        events,
+        key=lambda e: (str(e["reason"]).lower() not in words, str(e["last_seen"])),
+        reverse=False,
+    ):
         name, kind = str(e["object"]["name"]), str(e["object"]["kind"])
-        key = (kind, name)
-        if key in seen:
+        reasons = seen.setdefault((kind, name), set())
+        if str(e["reason"]) in reasons or len(reasons) >= PER_OBJECT:
             continue
-        seen.add(key)
+        reasons.add(str(e["reason"]))
         pod = pods.get(name)
+        then, oid = _after(ctx, e)
         if kind == "Pod" and pod is not None and pod["ready"]:
             why = (
                 f"pod {name} is Ready now ({sum(c['restarts'] for c in pod['containers'])} "
-                f"restart(s)): the {e['reason']} warning (last {e['last_seen']}) is over"
-                + _at_startup(pod, e, ctx)
+                f"restart(s)): the {e['reason']} warning{_stopped(ctx, e)} is over"
+                + (then or _at_startup(pod, e, ctx))
             )
         elif kind == "Pod" and pod is None:
-            why = f"pod {name} no longer exists: its {e['reason']} warning is history"
+            why = f"pod {name} no longer exists: its {e['reason']} warning is history{then}"
         elif kind == "ReplicaSet":
             done = _rolled_out_owner(ctx, name)
             if done is None:
@@ -742,14 +800,18 @@ def _events_explained(ctx: Ctx) -> list[Claim | None]:
             why = (
                 f"ReplicaSet {name} had {e['reason']} ({short(str(e['message']), 100)}); "
                 f"Deployment {done['name']} has rolled out since ({done['updated']}/"
-                f"{done['replicas']} updated, {done['available']} available)"
+                f"{done['replicas']} updated, {done['available']} available){then}"
             )
         else:
             why = (
-                f"{kind} {name} had {e['reason']} ({short(str(e['message']), 100)}); it is "
-                f"healthy in what was read"
+                f"{kind} {name} had {e['reason']}{_stopped(ctx, e)}: "
+                f"{short(str(e['message']), 100)}; it is healthy in what was read{then}"
             )
-        out.append(link(None, _sentence(why), eid, about=ctx.ref(kind, name)))
+        known = meanings.meaning(e["reason"], e["message"])
+        if known:
+            why += f" ({e['reason']}: {known})"
+        ids = (eid, oid) if oid and oid != eid else (eid,)
+        out.append(link(None, _sentence(why), *ids, about=ctx.ref(kind, name)))
     return out
 
 
@@ -802,6 +864,169 @@ def _scans_explained(ctx: Ctx) -> list[Claim | None]:
     return out
 
 
+_TOKEN = re.compile(r"[a-z][a-z0-9]{3,}")
+_STOP = frozenset(
+    {
+        "logs",
+        "log",
+        "full",
+        "every",
+        "couple",
+        "minutes",
+        "nobody",
+        "complained",
+        "looks",
+        "that",
+        "this",
+        "with",
+        "from",
+        "they",
+        "them",
+        "their",
+        "have",
+        "been",
+        "since",
+        "what",
+        "when",
+        "there",
+        "about",
+        "just",
+        "also",
+        "into",
+        "some",
+        "more",
+        "lots",
+        "keep",
+        "keeps",
+    }
+)
+STEM = 5  # letters a word and a log word share to be one word ("exiting" / "exit" no: 4)
+DESCRIBED_MIN = 2  # lines that must match what the request describes
+
+
+def _stems(words: str) -> set[str]:
+    return {w[:STEM] for w in _TOKEN.findall(words.lower()) if w not in _STOP}
+
+
+def _described_explained(ctx: Ctx) -> list[Claim | None]:
+    """The log lines the request itself describes ("workers exiting and new ones booting"),
+    found by the words they share with it, quoted with the line that comes before them and
+    the command line of the process that writes them: whether the program does it on purpose
+    (a setting, a line that says why) is for the reviewer to see, not to take on trust."""
+    scope = ctx.goal.scope
+    names = " ".join([*(w.name for w in scope.workloads), scope.namespace or ""])
+    asked = _stems(ctx.goal.words.replace("-", " ")) - _stems(names.replace("-", " "))
+    out: list[Claim | None] = []
+    if len(asked) < 2:
+        return out
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("previous"):
+            continue
+        log = [_LEADING_TS.sub("", str(x)).strip(" ]") for x in ev.data or []]
+        hits = [i for i, ln in enumerate(log) if len(_stems(ln) & asked) >= 2]
+        if len(hits) < DESCRIBED_MIN:
+            continue
+        pod_name = str(ev.args.get("pod"))
+        first = hits[-1]  # the last run of such lines, and what comes just before it
+        while first - 1 in hits:
+            first -= 1
+        before = log[first - 1] if first > 0 else ""
+        pod = next((x for x in ctx.focus_pods if x["name"] == pod_name), None)
+        spec = next(
+            (
+                c["spec"]
+                for c in (pod["containers"] if pod else [])
+                if c["spec"] is not None and c["name"] == ev.args.get("container", c["name"])
+            ),
+            None,
+        )
+        command = " ".join([*spec["command"], *spec["args"]]) if spec else ""
+        out.append(
+            link(
+                None,
+                f"The lines the request describes are in the log of {pod_name}: "
+                f'{len(hits)} like "{short(log[hits[-1]], 100)}"'
+                + (f'; the line before the last of them: "{short(before, 100)}"' if before else "")
+                + (f"; the process runs `{short(command, 200)}`" if command else "")
+                + ".",
+                ev.id,
+                about=ctx.ref("Pod", pod_name, str(ev.args.get("namespace") or ctx.ns)),
+            )
+        )
+        if len(out) >= 2:
+            break
+    return out
+
+
+def _rules(pol: p.NetworkPolicy, direction: str) -> str:
+    peers = pol["ingress"] if direction == "Ingress" else pol["egress"]
+    ports = pol["ingress_ports"] if direction == "Ingress" else pol["egress_ports"]
+    if direction not in pol["types"]:
+        return ""
+    if not peers:
+        return f"{direction.lower()}: nothing (deny)"
+    said = []
+    for rule, rule_ports in zip(peers, ports, strict=False):
+        who = "anywhere" if not rule else f"{len(rule)} peer(s)"
+        said.append(who + (f" on {', '.join(rule_ports)}" if rule_ports else ""))
+    return f"{direction.lower()} allowed from/to " + "; ".join(said)
+
+
+def _policies_explained(ctx: Ctx) -> list[Claim | None]:
+    """The NetworkPolicies selecting what was asked about, each with what it admits: policies
+    add up, so a default deny beside allow rules blocks only what no rule allows. Said when
+    the request is about policies, or when a deny-all selects the pods."""
+    policies, nid = ctx.facts.network_policies(ctx.ns)
+    words = ctx.goal.words.lower()
+    out: list[Claim | None] = []
+    if not policies or nid is None:
+        return out
+    for pod in ctx.focus_pods[:8]:
+        workload = ctx.workload_ref(pod)
+        if any(str(workload) == str(c.subject) for c in out if c is not None):
+            continue
+        mine = [
+            pol
+            for pol in policies
+            if not pol["pod_selector"] or selects(pol["pod_selector"], pod["labels"])
+        ]
+        denies = [
+            pol
+            for pol in mine
+            if ("Ingress" in pol["types"] and not pol["ingress"])
+            or ("Egress" in pol["types"] and not pol["egress"])
+        ]
+        if not mine or not (denies or "polic" in words):
+            continue
+        parts = [
+            f"{pol['name']} ("
+            + ", ".join(x for x in (_rules(pol, "Ingress"), _rules(pol, "Egress")) if x)
+            + ")"
+            for pol in mine[:6]
+        ]
+        allows = [pol["name"] for pol in mine if pol not in denies]
+        out.append(
+            link(
+                None,
+                f"NetworkPolicies selecting {workload.name}: {'; '.join(parts)}. Policies add "
+                "up: "
+                + (
+                    f"traffic is allowed by {', '.join(allows)} where its rules admit it, "
+                    "and only what no rule admits is dropped"
+                    if allows
+                    else "with no allow rule beside the deny, everything it denies is dropped"
+                )
+                + ".",
+                nid,
+                about=workload,
+            )
+        )
+    return out
+
+
+ONE_OFF_AFTER = 3  # quiet lines after a single failure line that make it a one-off
+
+
 def _logs_explained(ctx: Ctx) -> list[Claim | None]:
     """Every warning or error line read, grouped by what it says, with why it is harmless
     here: the program says it coped (retries, serves cached data, rejected a caller's
@@ -832,7 +1057,14 @@ def _logs_explained(ctx: Ctx) -> list[Claim | None]:
         parts = []
         for said, group in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:3]:
             coped = text.handled(" ".join(ln.text for ln in group))
-            parts.append(f'{len(group)}x "{short(said, 100)}"' + (f" ({coped})" if coped else ""))
+            quiet = sum(1 for ln in lines if ln.index > group[-1].index and ln.severity == 0)
+            once = (
+                f"once, then {quiet} lines without a warning or error: a one-off"
+                if len(group) == 1 and quiet >= ONE_OFF_AFTER
+                else ""
+            )
+            notes = "; ".join(x for x in (coped, once) if x)
+            parts.append(f'{len(group)}x "{short(said, 100)}"' + (f" ({notes})" if notes else ""))
         all_handled = all(text.handled(" ".join(ln.text for ln in g)) for g in groups.values())
         probes = text.health_checkers([ln.text for ln in loud])
         verdict = (

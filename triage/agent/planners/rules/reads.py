@@ -211,6 +211,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.configmap_names", namespace=ns))  # names only, never the data
     if any("webhook" in str(e["message"]).lower() for e in events):
         out.append(call("k8s.webhooks"))
+    out += warned_objects(ctx, events)
     if _families_in_logs(ctx) & {text.Family.ACCESS_DENIED, text.Family.CREDENTIALS}:
         out.append(call("k8s.service_accounts", namespace=ns))  # the cloud identity it has
     if _forbidden_namespaces(ctx):
@@ -218,6 +219,28 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out += hops(ctx)
     out += node_hops(ctx)
     return out
+
+
+MAX_WARNED = 3  # objects with warnings whose every event (Normal too) is read
+
+
+def warned_objects(ctx: Ctx, warnings: list[p.Event]) -> list[ToolCall]:
+    """Every event about the objects the warnings are about (Normal ones too, by name): what
+    followed a warning says whether it is over and why (SuccessfulAttachVolume after a
+    Multi-Attach error, TriggeredScaleUp after FailedScheduling, SuccessfulRescale after
+    FailedGetResourceMetric). Objects the request names first; a few, each one small read."""
+    words = ctx.goal.words.lower()
+    seen: list[str] = []
+    for e in sorted(warnings, key=lambda e: str(e["object"]["name"]).lower() not in words):
+        name = str(e["object"]["name"] or "")
+        if name and name not in seen:
+            seen.append(name)
+    already = {str(e.args.get("object_name")) for e in ctx.facts.all("k8s.events")}
+    return [
+        call("k8s.events", namespace=ctx.ns, object_name=name)
+        for name in seen[:MAX_WARNED]
+        if name not in already
+    ]
 
 
 RECENT_S = 3 * 3600.0  # a neighbour started within this is a candidate new load

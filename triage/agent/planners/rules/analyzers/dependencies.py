@@ -12,6 +12,7 @@ import re
 from tools.read import payloads as p
 from tools.results import ErrorKind
 from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.network import nearest_labels
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, workload_of
@@ -36,22 +37,22 @@ def _selecting(
 
 
 def _egress_blocks(
-    policies: list[p.NetworkPolicy], pod: p.Pod, dns: bool
+    policies: list[p.NetworkPolicy], pod: p.Pod, dns: bool, port: int | None = None
 ) -> p.NetworkPolicy | None:
-    """A policy selecting `pod` with Egress whose rules allow nothing that would carry the
-    traffic (no rule at all, or none to port 53 for DNS)."""
-    for pol in policies:
-        if "Egress" not in pol["types"] or (
-            pol["pod_selector"] and not selects(pol["pod_selector"], pod["labels"])
-        ):
-            continue
-        if not pol["egress"]:
-            return pol
-        if dns and not any(
-            any(port.endswith("/53") for port in ports) for ports in pol["egress_ports"]
-        ):
-            return pol
-    return None
+    """The policy that leaves `pod` no egress for the traffic, when no egress rule of any
+    policy selecting it could carry it (policies add up: a default-deny beside an allow rule
+    blocks nothing the allow rule admits). A rule carries DNS when it admits port 53, other
+    traffic when it admits `port` (or any port, or the port is unknown); its peers are not
+    matched here (no address to match them with): a rule is taken to admit."""
+    selecting = _selecting(policies, pod, "Egress")
+    if not selecting:
+        return None
+    wanted = "53" if dns else (str(port) if port else None)
+    for pol in selecting:
+        for ports in pol["egress_ports"]:
+            if not ports or wanted is None or any(x.split("/")[-1] in (wanted, "*") for x in ports):
+                return None
+    return next((pol for pol in selecting if not pol["egress"]), selecting[0])
 
 
 _IP_PORT = re.compile(r"\b(?P<ip>(?:\d{1,3}\.){3}\d{1,3}):(?P<port>\d{1,5})\b")
@@ -242,7 +243,7 @@ def dependencies(ctx: Ctx) -> list[Finding]:
         if eps is not None and not eps["ready"] and svc["type"] != "ExternalName":
             out.append(_no_endpoints(ctx, caller, symptom, svc, ns, eid, sid))
             continue
-        blocker = _egress_blocks(policies, caller_pod, dns=False)
+        blocker = _egress_blocks(policies, caller_pod, dns=False, port=port)
         if blocker is not None and family is text.Family.CONNECTION:
             out.append(
                 _policy(
@@ -609,6 +610,7 @@ def _no_endpoints(
     why: str
     ids: tuple[str | None, ...]
     opened: set[str] = set()
+    cls = CauseClass.DEPENDENCY_UNAVAILABLE
     if owner is not None and (owner["replicas"] or 0) == 0:
         notes = "; ".join(
             f"{k}={v}"
@@ -638,10 +640,17 @@ def _no_endpoints(
         why = f"its pods are not ready (e.g. {bad['name']}: {state})"
         ids = (ctx.facts.pods(ns)[1],)
     else:
-        why = f"no pod in {ns} matches its selector {svc['selector']}"
-        ids = (ctx.facts.pods(ns)[1],)
+        sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
+        running = [x for x in ctx.facts.pods(ns)[0] if x["phase"] == "Running"]
+        close = nearest_labels(svc["selector"], running)
+        why = f"no pod in {ns} matches its selector {sel}" + (
+            f" ({'; '.join(close)})" if close else ""
+        )
+        ids = (sid, ctx.facts.pods(ns)[1])
+        if close:  # pods run there, labelled otherwise: the selector is what is wrong
+            cls = CauseClass.SERVICE_SELECTOR_MISMATCH
     return Finding(
-        cls=CauseClass.DEPENDENCY_UNAVAILABLE,
+        cls=cls,
         cause=f"{caller.name}'s dependency {svc['name']} ({ns}) has no ready endpoints because "
         f"{why}; {caller.name}'s errors are a consequence",
         summary=f"{caller.name} fails because {svc['name']} in {ns} is down (0 endpoints)",

@@ -42,7 +42,7 @@ def _owner_name(pod: p.Pod) -> str:
     return name
 
 
-def _nearest_labels(selector: dict[str, str], pods: list[p.Pod]) -> list[str]:
+def nearest_labels(selector: dict[str, str], pods: list[p.Pod]) -> list[str]:
     """The pods that come closest to the selector, and key by key where they differ
     ("pods of checkout carry tier=frontend where the selector wants tier=front")."""
 
@@ -256,7 +256,7 @@ def services(ctx: Ctx) -> list[Finding]:
         if not matched and scaled_to_zero(ctx, svc):
             continue  # the selector is right: what it selects runs no replicas (said elsewhere)
         if not matched:
-            close = _nearest_labels(svc["selector"], pods)
+            close = nearest_labels(svc["selector"], pods)
             out.append(
                 Finding(
                     cls=CauseClass.SERVICE_SELECTOR_MISMATCH,

@@ -272,11 +272,17 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
         if ctx.in_focus(ref) and (stuck := _ordered_deadlock(ctx, sts, sid)) is not None:
             out.append(stuck)
             continue
+        if ctx.in_focus(ref) and (held := _held_back(ctx, sts, sid)) is not None:
+            out.append(held)
+            continue
         if not ctx.in_focus(ref) or not sts["service_name"] or not svc_id:
             continue
         governing = next((s for s in services if s["name"] == sts["service_name"]), None)
         if governing is not None:
-            if not governing.get("headless", True):  # a recording from before the field: as was
+            # a recording from before the field: as was. One replica that is ready has no
+            # peer to find by name: a cluster IP does it no harm.
+            lone = (sts["replicas"] or 0) <= 1 and sts["ready"] >= (sts["replicas"] or 0)
+            if not governing.get("headless", True) and not lone:
                 out.append(_not_headless(ctx, sts, governing, sid, svc_id))
             continue
         out.append(
@@ -402,6 +408,83 @@ def _ordered_deadlock(ctx: Ctx, sts: p.StatefulSet, sid: str | None) -> Finding 
         follow_ups=[
             f"Set podManagementPolicy: Parallel on {sts['name']} (it cannot be changed in "
             "place: recreate the StatefulSet with --cascade=orphan to keep the pods)."
+        ],
+    )
+
+
+def _held_back(ctx: Ctx, sts: p.StatefulSet, sid: str | None) -> Finding | None:
+    """A rollout the update strategy itself stops: `rollingUpdate.partition: N` updates only
+    the pods whose ordinal is N or more, and `OnDelete` only pods someone deletes; the rest
+    keep the old revision, Ready, while tools that look at health say all is well."""
+    replicas = sts["replicas"] or 0
+    current, update = sts.get("current_revision"), sts.get("update_revision")
+    if not (current and update and current != update and sts["updated"] < replicas):
+        return None
+    partition = int(sts.get("partition") or 0)
+    on_delete = sts.get("update_strategy") == "OnDelete"
+    if partition <= 0 and not on_delete:
+        return None  # a rolling update still under way: not held by its strategy
+    name = sts["name"]
+    pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", name)
+    old = sorted(x["name"] for x in pods if x["labels"].get("controller-revision-hash") == current)
+    if on_delete:
+        rule = "spec.updateStrategy.type is OnDelete: the controller updates a pod only when it "
+        rule += "is deleted"
+        held = fact(
+            "k8s.statefulsets", f"[name={name}].update_strategy", "eq", "OnDelete", namespace=ctx.ns
+        )
+    else:
+        last = min(partition, replicas) - 1
+        rule = (
+            f"spec.updateStrategy.rollingUpdate.partition is {partition} (partition: {partition}):"
+            f" the controller updates only pods with an ordinal of {partition} or more, so "
+            f"{name}-0" + (f"…{name}-{last}" if last > 0 else "") + " keep the old revision"
+        )
+        held = fact(
+            "k8s.statefulsets", f"[name={name}].partition", "eq", partition, namespace=ctx.ns
+        )
+    cause = (
+        f"StatefulSet {name}'s rollout stops by its own update strategy: {rule}; "
+        f"{sts['updated']}/{replicas} pods run revision {update}, the rest {current}"
+        + (f" ({', '.join(old[:4])})" if old else "")
+    )
+    return Finding(
+        cls=CauseClass.STATEFULSET_MISCONFIGURED,
+        cause=cause,
+        summary=f"StatefulSet {name} is only partly updated: {sts['updated']}/{replicas} pods "
+        f"on the new revision, held by its update strategy",
+        impact=f"{replicas - sts['updated']} of {replicas} pods of {name} still run the old "
+        "revision (its image and settings).",
+        chain=chain(
+            link(
+                S,
+                f"StatefulSet {name}: {sts['updated']}/{replicas} pods updated to {update}; "
+                f"current revision {current}; {sts['ready']}/{replicas} ready.",
+                sid,
+                about=ctx.ref("StatefulSet", name),
+                facts=(
+                    fact(
+                        "k8s.statefulsets",
+                        f"[name={name}].updated",
+                        "le",
+                        replicas - 1,
+                        namespace=ctx.ns,
+                    ),
+                ),
+            ),
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                sid,
+                about=ctx.ref("StatefulSet", name),
+                facts=(held,),
+            ),
+        ),
+        strength=Strength.STATED,
+        explains={str(ctx.ref("StatefulSet", name))},
+        follow_ups=[
+            f"Set partition to 0 on StatefulSet {name} (or delete its old pods, for OnDelete) "
+            "to finish the rollout."
         ],
     )
 

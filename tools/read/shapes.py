@@ -245,7 +245,9 @@ def _affinity(spec: Json) -> list[str]:
         for term in get(aff, kind, "requiredDuringSchedulingIgnoredDuringExecution") or []:
             labels = get(term, "labelSelector", "matchLabels") or {}
             sel = ",".join(f"{k}={v}" for k, v in labels.items())
-            out.append(f"{key} {sel or '*'} per {term.get('topologyKey', '?')}")
+            where = ",".join(str(n) for n in term.get("namespaces") or [])
+            scope = f" in {where}" if where else ""
+            out.append(f"{key} {sel or '*'}{scope} per {term.get('topologyKey', '?')}")
     node_terms = get(
         aff, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"
     )

@@ -212,12 +212,31 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     if any("webhook" in str(e["message"]).lower() for e in events):
         out.append(call("k8s.webhooks"))
     out += warned_objects(ctx, events)
+    out += affinity_namespaces(ctx)
     if _families_in_logs(ctx) & {text.Family.ACCESS_DENIED, text.Family.CREDENTIALS}:
         out.append(call("k8s.service_accounts", namespace=ns))  # the cloud identity it has
     if _forbidden_namespaces(ctx):
         out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
     out += hops(ctx)
     out += node_hops(ctx)
+    return out
+
+
+def affinity_namespaces(ctx: Ctx) -> list[ToolCall]:
+    """The pods (and Deployments) of the namespaces a Pending pod's required pod affinity
+    looks in, when it names others: whether any pod there carries its labels."""
+    wanted: list[str] = []
+    for pod in ctx.facts.pods(ctx.ns)[0]:
+        if pod["phase"] != "Pending" or pod["node"]:
+            continue
+        for rule in pod["affinity"]:
+            kind, _, rest = rule.partition(" ")
+            where = rest.partition(" per ")[0].partition(" in ")[2]
+            if kind == "affinity":
+                wanted += [n for n in where.split(",") if n and n != ctx.ns and n not in wanted]
+    out: list[ToolCall] = []
+    for ns in wanted[:2]:
+        out += [call("k8s.pods", namespace=ns), call("k8s.deployments", namespace=ns)]
     return out
 
 
@@ -429,13 +448,17 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
         for line in text.lines_of(log[-200:]):
             reached = line.family in (text.Family.CONNECTION, text.Family.DNS)
             server = text.server_in(line.text) if line.severity >= 2 and not reached else None
-            if not (reached and line.severity >= 1) and server is None:
+            # a server that answered 5xx: followed when the line names it (the host is there)
+            answered = line.severity >= 2 and text.server_error(line.text) is not None
+            if not (reached and line.severity >= 1) and server is None and not answered:
                 continue
             named = [
                 (e, svc)
                 for e in text.endpoints_in(line.text)
                 if (svc := text.service_of(e.host, ns)) is not None
             ]
+            if not named and server is None and not reached:
+                continue  # a 5xx whose server the line does not name: not guessed
             if not named:
                 if context is None:
                     found = [e for raw in log for e in text.endpoints_in(raw)]

@@ -558,6 +558,22 @@ _SERVERS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
 )
 
 
+# A server's HTTP answer that it failed the request (5xx), as clients quote it: "Code: 503",
+# "status 502", "HTTP/1.1 503", "503 Service Unavailable", "returned 500".
+_SERVER_ERROR = re.compile(
+    r"\b(?:code|status(?:[ _]?code)?|HTTP/\d(?:\.\d)?|returned|responded(?: with)?)"
+    r"[\"':= ]{1,3}(?P<a>5\d\d)\b"
+    r"|\b(?P<b>5\d\d)\s+(?:Service Unavailable|Bad Gateway|Internal Server Error|Gateway Timeout)",
+    re.I,
+)
+
+
+def server_error(text: str) -> int | None:
+    """The 5xx status a line quotes a server answering with, or None."""
+    m = _SERVER_ERROR.search(text.replace("\\n", " "))  # a JSON log's escaped newlines
+    return int(m.group("a") or m.group("b")) if m else None
+
+
 def server_in(text: str) -> tuple[str, int] | None:
     """(product, its default port) when the line quotes a server product's error reply."""
     for name, port, rx in _SERVERS:

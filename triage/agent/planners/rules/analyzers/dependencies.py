@@ -142,6 +142,7 @@ def dependencies(ctx: Ctx) -> list[Finding]:
     out: list[Finding] = []
     callers = {str(ctx.workload_ref(x)): x for x in ctx.focus_pods}
     for svc_name, ns, port, line in hosts_failing(ctx):
+        found_before = len(out)
         caller_pod = next(iter(callers.values()), None)
         if caller_pod is None:
             break
@@ -258,39 +259,120 @@ def dependencies(ctx: Ctx) -> list[Finding]:
                 )
             )
             continue
-        dep_pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
-        theirs, tid = ctx.facts.network_policies(ns)
-        if dep_pods and family is text.Family.CONNECTION:
-            own = ctx.facts.get("k8s.namespace", namespace=ctx.ns)
-            own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
-            blocker = _ingress_blocks(
-                theirs,
-                dep_pods[0],
-                caller_pod,
-                same_ns=ns == ctx.ns,
-                client_ns_labels=own_labels if isinstance(own_labels, dict) else None,
-            )
-            if blocker is not None:
-                out.append(
-                    _policy(
-                        ctx,
-                        caller,
-                        symptom,
-                        blocker,
-                        tid,
-                        f"NetworkPolicy {blocker['name']} in {ns} admits ingress to {svc_name}'s "
-                        f"pods only from {_peers_text(blocker)}, which {caller.name}'s pods "
-                        f"(labels {_labels(caller_pod['labels'])}"
-                        + (
-                            f", in namespace {ctx.ns} labelled {_labels(own_labels)}"
-                            if ns != ctx.ns and isinstance(own_labels, dict)
-                            else ""
-                        )
-                        + ") are not",
-                        dep_ref,
-                    )
-                )
+        if family is text.Family.CONNECTION:
+            admitted = _not_admitted(ctx, caller, caller_pod, symptom, svc, ns, dep_ref)
+            if admitted is not None:
+                out.append(admitted)
+        code = text.server_error(line)
+        if len(out) == found_before and code is not None:
+            out.append(_answers_error(ctx, caller, symptom, svc, ns, code, line, sid))
     return out
+
+
+def _not_admitted(
+    ctx: Ctx,
+    caller: Ref,
+    caller_pod: p.Pod,
+    symptom: Claim | None,
+    svc: p.Service,
+    ns: str,
+    dep_ref: Ref,
+) -> Finding | None:
+    """The dependency's own ingress policies admit no rule for the caller's pods."""
+    svc_name = svc["name"]
+    dep_pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
+    theirs, tid = ctx.facts.network_policies(ns)
+    if not dep_pods:
+        return None
+    own = ctx.facts.get("k8s.namespace", namespace=ctx.ns)
+    own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
+    blocker = _ingress_blocks(
+        theirs,
+        dep_pods[0],
+        caller_pod,
+        same_ns=ns == ctx.ns,
+        client_ns_labels=own_labels if isinstance(own_labels, dict) else None,
+    )
+    if blocker is None:
+        return None
+    return _policy(
+        ctx,
+        caller,
+        symptom,
+        blocker,
+        tid,
+        f"NetworkPolicy {blocker['name']} in {ns} admits ingress to {svc_name}'s "
+        f"pods only from {_peers_text(blocker)}, which {caller.name}'s pods "
+        f"(labels {_labels(caller_pod['labels'])}"
+        + (
+            f", in namespace {ctx.ns} labelled {_labels(own_labels)}"
+            if ns != ctx.ns and isinstance(own_labels, dict)
+            else ""
+        )
+        + ") are not",
+        dep_ref,
+    )
+
+
+# Why the server says it failed: an "Errors: * …" list (Vault, many Go clients) first, else
+# the error field of the line.
+_REASONS = (
+    re.compile(r"\bErrors?:[\s*]+(?P<why>[^\"\n;*]{4,120})"),
+    re.compile(r"\berror[\"']?\s*[:=]\s*[\"']?(?P<why>[^\"\n;]{4,120})", re.I),
+)
+
+
+def _answers_error(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    svc: p.Service,
+    ns: str,
+    code: int,
+    line: str,
+    sid: str | None,
+) -> Finding:
+    """The dependency answers, with a 5xx: it is up and reachable and cannot do the work,
+    and its answer says why ("Vault is sealed"). That answer is the cause, quoted from the
+    caller's log: the dependency's other symptoms (its readiness probe reporting the same
+    state) explain nothing more, so the chain is closed here."""
+    dep = Ref("Service", ns, svc["name"])
+    flat = re.sub(r"(?:\\n|\s)+", " ", line)  # a JSON log's escaped newlines
+    reasons = next(
+        (
+            found
+            for rx in _REASONS
+            if (found := [m.group("why").strip(" .") for m in rx.finditer(flat)])
+        ),
+        [],
+    )
+    said = f' ("{short(reasons[-1], 100)}")' if reasons else ""
+    pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
+    unready = [x["name"] for x in pods if not x["ready"]]
+    state = (
+        f"; its pods: {len(pods) - len(unready)}/{len(pods)} ready"
+        + (f" ({', '.join(unready[:3])} not ready)" if unready else "")
+        if pods
+        else ""
+    )
+    cause = (
+        f"{caller.name}'s dependency {svc['name']} ({ns}) answers its calls with HTTP {code}"
+        f"{said}: it is reachable but cannot serve{state}; {caller.name}'s failure is a "
+        "consequence"
+    )
+    return Finding(
+        cls=CauseClass.DEPENDENCY_UNAVAILABLE,
+        cause=cause,
+        summary=f"{caller.name} fails because {svc['name']} in {ns} answers {code}{said}",
+        impact=f"Every call of {caller.name} to {svc['name']} fails with {code}.",
+        chain=chain(
+            symptom,
+            link(C, cause[0].upper() + cause[1:] + ".", sid, ctx.facts.pods(ns)[1], about=dep),
+        ),
+        strength=Strength.STATED,
+        explains={str(caller), str(dep), *(str(Ref(*workload_of(x), ns)) for x in pods[:3])},
+        follow_ups=[f"Restore {svc['name']} in {ns} (what its {code} says); then {caller.name}."],
+    )
 
 
 # An alert that the monitoring server cannot scrape its targets (kube-prometheus' TargetDown,

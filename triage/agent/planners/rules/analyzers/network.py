@@ -234,6 +234,21 @@ def scaled_to_zero(ctx: Ctx, svc: p.Service) -> list[p.Deployment | p.StatefulSe
     return out
 
 
+def _backs_a_workload(ctx: Ctx, svc: p.Service) -> bool:
+    """A Deployment or StatefulSet whose pod template carries the Service's selector exists:
+    with no pods of it running, the labels are right and why it has none (a refused create,
+    a failing rollout) is the cause, not the selector."""
+    if any(
+        selects(svc["selector"], d["template_labels"]) for d in ctx.facts.deployments(ctx.ns)[0]
+    ):
+        return True
+    # a StatefulSet's pods carry (at least) its selector's labels
+    return any(
+        bool(s["selector"]) and selects(svc["selector"], s["selector"])
+        for s in ctx.facts.statefulsets(ctx.ns)[0]
+    )
+
+
 def services(ctx: Ctx) -> list[Finding]:
     svcs, sid = ctx.facts.services(ctx.ns)
     pods, pods_id = ctx.facts.pods(ctx.ns)
@@ -253,8 +268,8 @@ def services(ctx: Ctx) -> list[Finding]:
                 out.append(finding)
             continue
         sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
-        if not matched and scaled_to_zero(ctx, svc):
-            continue  # the selector is right: what it selects runs no replicas (said elsewhere)
+        if not matched and (scaled_to_zero(ctx, svc) or _backs_a_workload(ctx, svc)):
+            continue  # the selector is right: what it selects runs no pods (said elsewhere)
         if not matched:
             close = nearest_labels(svc["selector"], pods)
             out.append(

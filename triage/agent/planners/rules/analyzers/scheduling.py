@@ -17,10 +17,11 @@ import re
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import quantities
+from triage.agent.planners.rules.analyzers.network import nearest_labels
 from triage.agent.planners.rules.analyzers.nodes import unhealthy, usable
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import Ref, workload_of
+from triage.agent.planners.rules.facts import Ref, selects, workload_of
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -96,9 +97,14 @@ def pending(ctx: Ctx) -> list[Finding]:
             if pod["tolerations"]:
                 rules.append(f"tolerations {pod['tolerations']}")
             cause = (
-                f"pod {pod['name']}'s placement rules ({'; '.join(rules) or 'see the scheduler'}) "
-                f"exclude every node: {short(msg, 200)}"
-            ) + _why_not(pod, nodes)
+                (
+                    f"pod {pod['name']}'s placement rules "
+                    f"({'; '.join(rules) or 'see the scheduler'}) "
+                    f"exclude every node: {short(msg, 200)}"
+                )
+                + _why_not(pod, nodes)
+                + _no_peer(ctx, pod)
+            )
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
         fit = usable(ctx, pod, nodes)
         sick = {str(Ref("Node", "", n["name"])) for n in fit if unhealthy(n) is not None}
@@ -122,6 +128,49 @@ def pending(ctx: Ctx) -> list[Finding]:
                 ],
             )
         )
+    return out
+
+
+def _no_peer(ctx: Ctx, pod: p.Pod) -> str:
+    """'; no pod in shop carries app=memcached (pods of memcached carry no app label …)': a
+    required pod-affinity term is met only beside a pod its selector matches, in the pod's
+    own namespace; when none carries those labels, no node will ever qualify."""
+    out = []
+    for sel_text, where in affinity_terms(pod):
+        selector = dict(part.split("=", 1) for part in sel_text.split(",") if "=" in part)
+        for ns in where or [ctx.ns]:
+            pods, pid = ctx.facts.pods(ns)
+            others = [x for x in pods if x["name"] != pod["name"]]
+            if pid is None or not selector or any(selects(selector, x["labels"]) for x in others):
+                continue
+            running = [x for x in others if x["phase"] == "Running"]
+            close = nearest_labels(selector, running)
+            idle = [
+                d["name"]
+                for d in ctx.facts.deployments(ns)[0]
+                if d["replicas"] == 0 and selects(selector, d["template_labels"])
+            ]
+            out.append(
+                f"; no pod in {ns} carries {sel_text}, which its affinity needs beside it"
+                + (f" ({'; '.join(close)})" if close else "")
+                + (
+                    f"; Deployment {', '.join(idle)}, whose pods would, is scaled to 0"
+                    if idle
+                    else ""
+                )
+            )
+    return "".join(out)
+
+
+def affinity_terms(pod: p.Pod) -> list[tuple[str, list[str]]]:
+    """(selector text, namespaces) of each required pod-affinity term (not anti-affinity);
+    no namespaces: the pod's own."""
+    out = []
+    for rule in pod["affinity"]:
+        kind, _, rest = rule.partition(" ")
+        sel_text, _, where = rest.partition(" per ")[0].partition(" in ")
+        if kind == "affinity" and sel_text not in ("", "*"):
+            out.append((sel_text, [n for n in where.split(",") if n]))
     return out
 
 
@@ -206,7 +255,8 @@ _QUOTA = re.compile(r"(?:exceeded|failed) quota: (?P<quota>[\w.-]+)", re.I)
 _MUST_SPECIFY = re.compile(r"(?P<resource>[\w./-]+) for: (?P<containers>[\w.,-]+)")
 # The LimitRanger admission plugin's words: a bound per container or pod, and what was asked.
 _LIMIT = re.compile(
-    r"(?P<bound>minimum|maximum) (?P<what>\w+) usage per (?P<per>Container|Pod) is "
+    r"(?P<bound>minimum|maximum) (?P<what>\w+) usage per (?P<per>Container|Pod|"
+    r"PersistentVolumeClaim) is "
     r"(?P<max>[^,\s\]]+)(, but (?P<which>request|limit) is (?P<got>[^,\s\]]+))?"
     r"|(?P<rwhat>\w+) max limit to request ratio per (?P<rper>Container|Pod) is "
     r"(?P<ratio>[^,\s\]]+)",

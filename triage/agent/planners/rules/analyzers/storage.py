@@ -30,7 +30,11 @@ def _no_volume_fits(ctx: Ctx, claim: p.PVC) -> tuple[str, str | None] | None:
     meant = [v for v in volumes if v["claim"] == mine] or [
         v
         for v in volumes
-        if (v["storage_class"] or "") == sc and v["phase"] == "Available" and not v["claim"]
+        if (v["storage_class"] or "") == sc
+        and (
+            (v["phase"] == "Available" and not v["claim"])
+            or v["phase"] == "Released"  # kept (Retain) after its claim went: not bindable
+        )
     ]
     if not meant:
         return None
@@ -47,21 +51,36 @@ def _no_volume_fits(ctx: Ctx, claim: p.PVC) -> tuple[str, str | None] | None:
         lacking = [m for m in claim["access_modes"] if m not in v["access_modes"]]
         if lacking:
             why.append(f"it lacks access mode {', '.join(lacking)}")
+        if v["phase"] == "Released":
+            why.append(
+                f"it is Released: its claimRef still holds the claim it was bound to before "
+                f"({v['claim'] or 'unknown'}, deleted since, even if a new claim has its name), "
+                "and the binder never binds a Released volume until that claimRef is cleared"
+            )
         if (v["storage_class"] or "") != sc:
             why.append(
                 f"its storageClassName {v['storage_class'] or chr(34) * 2} differs from the "
                 f"claim's {sc or chr(34) * 2}"
             )
         if why:
-            reserved = " (its claimRef reserves it for this claim)" if v["claim"] == mine else ""
+            reserved = (
+                " (its claimRef reserves it for this claim)"
+                if v["claim"] == mine and v["phase"] != "Released"
+                else ""
+            )
             reasons.append(f"PersistentVolume {v['name']}{reserved} cannot bind: {'; '.join(why)}")
     if not reasons:
         return None
+    sized = any("capacity" in r or "access mode" in r for r in reasons)
     return (
         f"claim {claim['name']} stays unbound: "
         + ". ".join(reasons)
-        + " — the binder never binds a volume smaller than the request or without the modes "
-        "it asks for",
+        + (
+            " — the binder never binds a volume smaller than the request or without the modes "
+            "it asks for"
+            if sized
+            else ""
+        ),
         vid,
     )
 

@@ -6,6 +6,7 @@ while a drain waits on it."""
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 
@@ -630,11 +631,21 @@ def pdbs(ctx: Ctx) -> list[Finding]:
 
 
 def _rule(pdb: p.PDB) -> str:
-    return (
-        f"minAvailable {pdb['min_available']}"
-        if pdb["min_available"] is not None
-        else f"maxUnavailable {pdb['max_unavailable']}"
-    )
+    """'minAvailable 60% (of 2 pods, rounded up: 2 must stay)': a percentage is rounded up
+    by the disruption controller, so on few pods it can leave none to evict."""
+    value: int | str | None = pdb["min_available"]
+    rule = "minAvailable"
+    if value is None:
+        rule, value = "maxUnavailable", pdb["max_unavailable"]
+    text = f"{rule} {value}"
+    expected = pdb.get("expected_pods") or 0
+    if isinstance(value, str) and value.endswith("%") and expected:
+        pct = value.rstrip("%")
+        if pct.isdigit():
+            scaled = math.ceil(int(pct) * expected / 100)
+            said = "must stay" if rule == "minAvailable" else "may be down"
+            text += f" (of {expected} pods, rounded up: {scaled} {said})"
+    return text
 
 
 def _drain_held(ctx: Ctx, node: str, nid: str | None) -> list[Finding]:

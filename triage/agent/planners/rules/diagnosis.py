@@ -725,6 +725,13 @@ def _rolled_out_owner(ctx: Ctx, replicaset: str) -> p.Deployment | None:
 QUIET_S = 600.0  # a warning not repeated for this long has stopped, not paused
 # Normal events every pod's start goes through: worth quoting only after the warning.
 _ROUTINE = frozenset({"Scheduled", "Pulling", "Pulled", "Created", "Started", "Killing"})
+# The routine step that ends a warning of each kind.
+_RESOLVES = {
+    "FailedScheduling": ("Scheduled",),
+    "Failed": ("Pulled",),
+    "BackOff": ("Pulled", "Started"),
+    "FailedMount": ("Started",),
+}
 PER_OBJECT = 3  # distinct warnings explained per object, those the request names first
 FOLLOWERS = 3  # Normal events after a warning quoted in its explanation
 
@@ -732,8 +739,10 @@ FOLLOWERS = 3  # Normal events after a warning quoted in its explanation
 def _after(ctx: Ctx, e: p.Event) -> tuple[str, str | None]:
     """What the object's own events say happened after the warning (Normal ones, read by
     name: reads.warned_objects): '; then TriggeredScaleUp (pod triggered scale-up …)'."""
-    name = str(e["object"]["name"])
-    own, oid = ctx.facts.listed("k8s.events", p.Event, namespace=ctx.ns, object_name=name)
+    name, kind = str(e["object"]["name"]), str(e["object"]["kind"])
+    own, oid = ctx.facts.listed(
+        "k8s.events", p.Event, namespace=ctx.ns, object_name=name, object_kind=kind
+    )
     last = _ts(str(e["last_seen"])) if e["last_seen"] else None
     if last is None or oid is None:
         return "", None
@@ -742,9 +751,11 @@ def _after(ctx: Ctx, e: p.Event) -> tuple[str, str | None]:
         at = _ts(str(x["last_seen"])) if x["last_seen"] else None
         if x["type"] != "Normal" or at is None or not x["reason"]:
             continue
-        # after the warning; or, whenever it was, not a step every pod goes through
-        if at >= last - 1.0 or str(x["reason"]) not in _ROUTINE:
-            seen.setdefault(str(x["reason"]), x)
+        # not a step every pod goes through, or the step that ends this warning, after it
+        reason = str(x["reason"])
+        ends = reason in _RESOLVES.get(str(e["reason"]), ()) and at >= last - 1.0
+        if reason not in _ROUTINE or ends:
+            seen.setdefault(reason, x)
     if not seen:
         return "", None
     then = ", ".join(
@@ -789,7 +800,8 @@ def _events_explained(ctx: Ctx) -> list[Claim | None]:
             why = (
                 f"pod {name} is Ready now ({sum(c['restarts'] for c in pod['containers'])} "
                 f"restart(s)): the {e['reason']} warning{_stopped(ctx, e)} is over"
-                + (then or _at_startup(pod, e, ctx))
+                + (_at_startup(pod, e, ctx) if e["reason"] not in _RESOLVES else "")
+                + then
             )
         elif kind == "Pod" and pod is None:
             why = f"pod {name} no longer exists: its {e['reason']} warning is history{then}"

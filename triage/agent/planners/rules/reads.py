@@ -249,16 +249,15 @@ def warned_objects(ctx: Ctx, warnings: list[p.Event]) -> list[ToolCall]:
     Multi-Attach error, TriggeredScaleUp after FailedScheduling, SuccessfulRescale after
     FailedGetResourceMetric). Objects the request names first; a few, each one small read."""
     words = ctx.goal.words.lower()
-    seen: list[str] = []
+    seen: list[tuple[str, str]] = []
     for e in sorted(warnings, key=lambda e: str(e["object"]["name"]).lower() not in words):
-        name = str(e["object"]["name"] or "")
-        if name and name not in seen:
-            seen.append(name)
-    already = {str(e.args.get("object_name")) for e in ctx.facts.all("k8s.events")}
+        key = (str(e["object"]["kind"] or ""), str(e["object"]["name"] or ""))
+        if all(key) and key not in seen:
+            seen.append(key)
+    # by kind and name: a read of its own, apart from the by-name reads analyzers make
     return [
-        call("k8s.events", namespace=ctx.ns, object_name=name)
-        for name in seen[:MAX_WARNED]
-        if name not in already
+        call("k8s.events", namespace=ctx.ns, object_name=name, object_kind=kind)
+        for kind, name in seen[:MAX_WARNED]
     ]
 
 

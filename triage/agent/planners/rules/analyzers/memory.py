@@ -14,7 +14,11 @@ import re
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import quantities, text
-from triage.agent.planners.rules.analyzers.common import container_fact, pod_problem_pods
+from triage.agent.planners.rules.analyzers.common import (
+    container_fact,
+    limit_source,
+    pod_problem_pods,
+)
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import series_values
@@ -319,7 +323,8 @@ def oom(ctx: Ctx) -> list[Finding]:
             finding = Finding(
                 cls=CauseClass.OOM_KILLED,
                 cause=f"container {c['name']} needs more memory than its {limit_text} limit"
-                f"{at}: the kernel kills it at the limit"
+                f"{limit_source(ctx, pod, c['name'], 'memory')}{at}: the kernel kills it at "
+                "the limit"
                 + (f"; {holds[0]}" if holds else "")
                 + (
                     f"; its env also comes from ConfigMap {', '.join(unread)}, whose values "

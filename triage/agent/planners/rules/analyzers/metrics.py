@@ -18,7 +18,11 @@ from typing import Any
 from tools.read import payloads as p
 from tools.read.payloads import ReplicaSet
 from triage.agent.planners.rules import quantities, text
-from triage.agent.planners.rules.analyzers.common import changed_since_healthy, last_healthy
+from triage.agent.planners.rules.analyzers.common import (
+    changed_since_healthy,
+    last_healthy,
+    limit_source,
+)
 from triage.agent.planners.rules.chain import Finding, Strength, chain, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import (
@@ -325,13 +329,14 @@ def throttling(ctx: Ctx) -> list[Finding]:
                 pod["containers"][0],
             )
             limit = container["limits"].get("cpu", "unset")
+            source = limit_source(ctx, pod, container["name"], "cpu")
             threads, tid = _parallelism(ctx, pod, container)
             out.append(
                 Finding(
                     cls=CauseClass.CPU_THROTTLING,
                     cause=f"container {container['name']} of {ref.name} is CPU-throttled in "
-                    f"{max(values):.0%} of CFS periods by its {limit} CPU limit, so requests "
-                    f"wait for CPU" + (f"; {threads}" if threads else ""),
+                    f"{max(values):.0%} of CFS periods by its {limit} CPU limit{source}, so "
+                    f"requests wait for CPU" + (f"; {threads}" if threads else ""),
                     summary=f"{ref.name} is CPU-throttled (limit {limit}) while latency is up",
                     impact="Requests slow down under load.",
                     chain=chain(

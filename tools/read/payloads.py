@@ -191,6 +191,8 @@ class Deployment(TypedDict):
     template_labels: dict[str, str]
     template: PodTemplate
     strategy: str | None
+    max_surge: int | str | None  # rollingUpdate.maxSurge as written (None: the 25% default)
+    max_unavailable: int | str | None  # rollingUpdate.maxUnavailable as written
     conditions: list[Condition]
     paused: bool
     restart_stamp: str | None  # the triage.dev/restart template annotation (operation id)

@@ -35,6 +35,8 @@ def deployment(obj: Json) -> p.Deployment:
         "template_labels": dict(get(spec, "template", "metadata", "labels", default={}) or {}),
         "template": template(spec.get("template") or {}),
         "strategy": get(spec, "strategy", "type"),
+        "max_surge": get(spec, "strategy", "rollingUpdate", "maxSurge"),
+        "max_unavailable": get(spec, "strategy", "rollingUpdate", "maxUnavailable"),
         "conditions": conditions(status),
         "paused": bool(spec.get("paused")),
         "restart_stamp": get(spec, "template", "metadata", "annotations", "triage.dev/restart"),

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from tools.read import payloads as p
@@ -87,7 +88,7 @@ def pending(ctx: Ctx) -> list[Finding]:
                 f"no node can fit pod {pod['name']}: it requests "
                 f"{', '.join(f'{k} {v}' for k, v in requests.items()) or 'nothing'}{largest} "
                 f"({', '.join(dict.fromkeys(capacity))})"
-            )
+            ) + _held_by_old_pods(ctx, pod, capacity)
             cls = CauseClass.INSUFFICIENT_RESOURCES
         else:
             rules = []
@@ -129,6 +130,51 @@ def pending(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def _scaled(value: int | str | None, replicas: int, default: str, *, up: bool) -> int:
+    """A rolling update's maxSurge (rounded up) or maxUnavailable (rounded down), in pods."""
+    text = str(default if value is None else value)
+    if text.endswith("%") and text[:-1].isdigit():
+        exact = int(text[:-1]) * replicas / 100
+        return math.ceil(exact) if up else math.floor(exact)
+    return int(text) if text.isdigit() else 0
+
+
+def _held_by_old_pods(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:
+    """'; the old pods of the rollout hold it …': a Deployment's new pod that no node can fit
+    for a resource its own previous revision's pods hold, under a rolling update that may not
+    take an old pod away before a new one is Ready (maxUnavailable 0 after rounding down), is
+    a deadlock of the update strategy, not a cluster short of capacity."""
+    ref = ctx.workload_ref(pod)
+    if ref.kind != "Deployment":
+        return ""
+    dep = next((d for d in ctx.facts.deployments(ctx.ns)[0] if d["name"] == ref.name), None)
+    scarce = [c.removeprefix("Insufficient ").strip() for c in capacity if c.startswith("Insuff")]
+    if dep is None or dep["strategy"] == "Recreate" or not scarce:
+        return ""
+    mine = pod["owner"]["name"] if pod["owner"] else None
+    old = [
+        x
+        for x in ctx.facts.pods_of(ctx.ns, "Deployment", ref.name)
+        if x["phase"] == "Running"
+        and (x["owner"]["name"] if x["owner"] else None) != mine
+        and any(r in c["requests"] for c in x["containers"] for r in scarce)
+    ]
+    replicas = dep["replicas"] or 0
+    unavailable = _scaled(dep.get("max_unavailable"), replicas, "25%", up=False)
+    if not old or unavailable > 0:
+        return ""
+    surge = _scaled(dep.get("max_surge"), replicas, "25%", up=True)
+    held = ", ".join(f"{x['name']} on {x['node']}" for x in old[:3])
+    return (
+        f"; the {', '.join(scarce)} it needs is held by the old pod(s) of the same Deployment "
+        f"({held}), and its rolling update (maxSurge {dep.get('max_surge') or '25%'} = {surge}, "
+        f"maxUnavailable {dep.get('max_unavailable') or '25%'} = 0 of {replicas} replica(s)) "
+        "removes no old pod before a new one is Ready: the new pod waits for what the old "
+        "one holds, and the rollout never progresses (strategy Recreate, or maxUnavailable 1, "
+        "frees it first)"
+    )
 
 
 def _no_peer(ctx: Ctx, pod: p.Pod) -> str:

@@ -110,6 +110,8 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             r"Connection is not available|could not connect|failed to connect|unable to connect|"
             r"dial tcp|Connection to \S+ refused|upstream connect error|ETIMEDOUT|"
             r"context deadline exceeded|SocketTimeoutException|ConnectException|"
+            # the Kafka client's word for a broker it could not keep a connection to
+            r"(?:Bootstrap )?broker \S+ \(id: [^)]*\) disconnected|"
             # the server refused the connection for want of slots (MySQL 1040, Postgres)
             r"too many (connections|clients)|remaining connection slots",
             re.I,

@@ -106,6 +106,7 @@ def _ingress_blocks(
     client: p.Pod,
     same_ns: bool,
     client_ns_labels: dict[str, str] | None,
+    port: int | None = None,
 ) -> p.NetworkPolicy | None:
     """The first policy selecting `target` when no ingress rule of any selecting policy admits
     `client` (policies add up: one rule that admits it is enough). A peer admits by its pod
@@ -116,7 +117,11 @@ def _ingress_blocks(
     if not selecting:
         return None
     for pol in selecting:
-        for peers in pol["ingress"]:
+        ports_of_rules = pol["ingress_ports"] or [[] for _ in pol["ingress"]]
+        rules = zip(pol["ingress"], ports_of_rules, strict=False)
+        for peers, ports in rules:
+            if port and ports and not _admits_port(ports, port, target):
+                continue  # the rule opens other ports only
             if not peers:
                 return None  # allows everything
             for peer in peers:
@@ -136,6 +141,22 @@ def _ingress_blocks(
                 if pods_ok and ns_ok:
                     return None
     return selecting[0]
+
+
+def _admits_port(ports: list[str], port: int, target: p.Pod) -> bool:
+    """A rule's ports ("TCP/9092", "TCP/client" by name, "*") admit `port` of `target`: a
+    named port is the container port of that name."""
+    named = {
+        str(cp.get("name")): str(cp.get("port"))
+        for c in target["containers"]
+        if c["spec"] is not None
+        for cp in c["spec"].get("ports") or []
+    }
+    for x in ports:
+        value = x.split("/")[-1]
+        if value in ("*", str(port)) or named.get(value) == str(port):
+            return True
+    return False
 
 
 def dependencies(ctx: Ctx) -> list[Finding]:
@@ -260,7 +281,7 @@ def dependencies(ctx: Ctx) -> list[Finding]:
             )
             continue
         if family is text.Family.CONNECTION:
-            admitted = _not_admitted(ctx, caller, caller_pod, symptom, svc, ns, dep_ref)
+            admitted = _not_admitted(ctx, caller, caller_pod, symptom, svc, ns, dep_ref, port)
             if admitted is not None:
                 out.append(admitted)
         code = text.server_error(line)
@@ -277,8 +298,10 @@ def _not_admitted(
     svc: p.Service,
     ns: str,
     dep_ref: Ref,
+    port: int | None = None,
 ) -> Finding | None:
-    """The dependency's own ingress policies admit no rule for the caller's pods."""
+    """The dependency's own ingress policies admit no rule for the caller's pods (on the
+    port it dials, when the line gives one)."""
     svc_name = svc["name"]
     dep_pods = [x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])]
     theirs, tid = ctx.facts.network_policies(ns)
@@ -286,15 +309,24 @@ def _not_admitted(
         return None
     own = ctx.facts.get("k8s.namespace", namespace=ctx.ns)
     own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
-    blocker = _ingress_blocks(
-        theirs,
-        dep_pods[0],
-        caller_pod,
-        same_ns=ns == ctx.ns,
-        client_ns_labels=own_labels if isinstance(own_labels, dict) else None,
-    )
+    labels = own_labels if isinstance(own_labels, dict) else None
+    same = ns == ctx.ns
+    blocker = _ingress_blocks(theirs, dep_pods[0], caller_pod, same, labels, port)
     if blocker is None:
         return None
+    if port and _ingress_blocks(theirs, dep_pods[0], caller_pod, same, labels) is None:
+        opened = sorted({x for pol in theirs for ports in pol["ingress_ports"] for x in ports})
+        return _policy(
+            ctx,
+            caller,
+            symptom,
+            blocker,
+            tid,
+            f"NetworkPolicy {blocker['name']} in {ns} admits {caller.name}'s pods to "
+            f"{svc_name}'s pods only on {', '.join(opened) or 'other ports'}, and "
+            f"{caller.name} dials port {port}: the connection is dropped",
+            dep_ref,
+        )
     return _policy(
         ctx,
         caller,

@@ -424,6 +424,7 @@ class ResourceQuota(TypedDict):
     name: str
     hard: dict[str, str]
     used: dict[str, str]
+    scopes: list[str]  # BestEffort, NotBestEffort, Terminating, …: the pods it counts
 
 
 class LimitRange(TypedDict):

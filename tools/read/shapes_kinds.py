@@ -413,6 +413,12 @@ def resource_quota(obj: Json) -> p.ResourceQuota:
             for k, v in (status.get("hard") or get(obj, "spec", "hard") or {}).items()
         },
         "used": {str(k): str(v) for k, v in (status.get("used") or {}).items()},
+        "scopes": [str(x) for x in get(obj, "spec", "scopes") or []]
+        + [
+            str(e.get("scopeName"))
+            for e in get(obj, "spec", "scopeSelector", "matchExpressions") or []
+            if isinstance(e, dict) and e.get("scopeName")
+        ],
     }
 
 

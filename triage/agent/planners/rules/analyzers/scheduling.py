@@ -363,6 +363,27 @@ def _owner_ref(ctx: Ctx, kind: str, name: str) -> Ref:
     return ctx.ref(kind or "ReplicaSet", name)
 
 
+# What a quota scope counts (Kubernetes' ResourceQuota scopes): a scoped quota applies only
+# to the pods of that kind, so a pod refused by it is one of them.
+_SCOPES = {
+    "BestEffort": "pods whose containers set no resource requests or limits (QoS BestEffort)",
+    "NotBestEffort": "pods with at least one resource request or limit",
+    "Terminating": "pods with activeDeadlineSeconds (Jobs' pods among them)",
+    "NotTerminating": "pods without activeDeadlineSeconds",
+    "PriorityClass": "pods of the priority classes it selects",
+}
+
+
+def _scoped(quota: p.ResourceQuota | None, ref: Ref) -> str:
+    """'; its scope BestEffort counts only pods whose containers set no requests …, which
+    orders-backfill's are'."""
+    scopes = [x for x in (quota.get("scopes") or []) if x in _SCOPES] if quota else []
+    if not scopes:
+        return ""
+    counted = "; ".join(f"{x}: {_SCOPES[x]}" for x in scopes)
+    return f"; its scope counts only {counted} — which {ref.name}'s pods are"
+
+
 def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     m = _QUOTA.search(message)
     if m is None:
@@ -405,6 +426,7 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
         f"ResourceQuota {name} in {ctx.ns} rejects the new pods of {ref.name}: "
         f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
         + (f" (used/hard: {usage})" if usage else "")
+        + _scoped(quota, ref)
         + _used_by(ctx, message)
     )
     return Finding(

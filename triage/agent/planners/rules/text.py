@@ -89,7 +89,10 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             r"executable file not found|command not found|exec format error|: not found$|"
             r"can't execute|Permission denied.*exec|"
             r"exec: \"[^\"]+\": |unknown (flag|shorthand flag|command)|flag provided but not "
-            r"defined|unrecognized (option|arguments?)|No such file or directory.*(exec|start)",
+            r"defined|unrecognized (option|arguments?)|No such file or directory.*(exec|start)|"
+            # the JVM refusing its own options (from the command line or JAVA_TOOL_OPTIONS)
+            r"Unrecognized VM option|Improperly specified VM option|"
+            r"Could not create the Java Virtual Machine",
             re.I,
         ),
     ),

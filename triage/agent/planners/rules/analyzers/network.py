@@ -382,6 +382,36 @@ def _unrouted(ctx: Ctx, ing: p.Ingress) -> tuple[str, list[p.IngressBackend]] | 
     return None
 
 
+def _backend_port(
+    ing: p.Ingress, svcs: list[p.Service], iid: str | None, sid: str | None
+) -> tuple[str, tuple[str | None, ...]] | None:
+    """A backend's port is a port of the Service (by number or by name), never the pod's:
+    one the Service does not have leaves the controller no endpoints for it (503)."""
+    for b in ing["backends"]:
+        svc = next((x for x in svcs if x["name"] == b.get("service")), None)
+        port = b.get("port")
+        if svc is None or port in (None, ""):
+            continue
+        numbers = {x.get("port") for x in svc["ports"]}
+        names = {x.get("name") for x in svc["ports"] if x.get("name")}
+        if port in numbers or port in names or str(port) in {str(n) for n in numbers}:
+            continue
+        shown = ", ".join(
+            f"{x.get('port')}"
+            + (f" (name {x.get('name')})" if x.get("name") else "")
+            + f" -> targetPort {x.get('targetPort')}"
+            for x in svc["ports"]
+        )
+        return (
+            f"Ingress {ing['name']} sends {b.get('host') or '*'}{b.get('path') or '/'} to port "
+            f"{port} of Service {svc['name']}, which has no such port (Service port: {shown}): "
+            "an Ingress backend names a port of the Service, not of the pod, so the controller "
+            "has no endpoints for it and answers 503",
+            (iid, sid),
+        )
+    return None
+
+
 def ingresses(ctx: Ctx) -> list[Finding]:
     items, iid = ctx.facts.ingresses(ctx.ns)
     classes, cid = ctx.facts.ingress_classes()
@@ -410,6 +440,8 @@ def ingresses(ctx: Ctx) -> list[Finding]:
                 f"{missing[0]['service']}, which does not exist",
                 (iid, sid),
             )
+        if problem is None and sid:
+            problem = _backend_port(ing, svcs, iid, sid)
         tls_event = next(
             (
                 e

@@ -671,3 +671,29 @@ def health_checkers(lines: list[str]) -> str | None:
     if not seen:
         return None
     return "; ".join(f"{what} ({', '.join(sorted(nets))})" for what, nets in seen.items())
+
+
+# A cloud resource as the clouds' SDKs name it in an error: an AWS ARN, an Azure resource id,
+# a Google Cloud resource path, an S3/GCS URL, or a service endpoint host.
+_CLOUD_RESOURCE = re.compile(
+    r"\barn:aws[\w-]*:[\w-]+:[\w-]*:\d*:[^\s\"',;)]+"
+    r"|/subscriptions/[0-9a-f-]{36}/resourcegroups/[^\s\"',;)]+/providers/[^\s\"',;)]+"
+    r"|\bprojects/[a-z][\w-]+/(?:secrets|buckets|topics|subscriptions|datasets|locations)"
+    r"/[^\s\"',;)]+"
+    r"|\b(?:s3|gs)://[^\s\"',;)]+"
+    r"|\b[\w-]+\.(?:vault\.azure\.net|blob\.core\.windows\.net|s3[\w.-]*\.amazonaws\.com)\b",
+    re.I,
+)
+
+
+def cloud_resource(log: list[str]) -> str | None:
+    """The cloud resource a log names, the last one named (nearest the failure): an Azure
+    resource id is shortened to its type and name (…/vaults/kv-prod)."""
+    found = [m.group(0) for raw in log for m in _CLOUD_RESOURCE.finditer(str(raw))]
+    if not found:
+        return None
+    last = found[-1].rstrip(".")
+    if last.lower().startswith("/subscriptions/"):
+        parts = last.split("/")
+        return "/".join(parts[-2:]) + f" ({parts[-4]}/{parts[-3]})" if len(parts) >= 4 else last
+    return last

@@ -192,9 +192,12 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         )
     if fam is text.Family.ACCESS_DENIED:
         who, wid = cloud_identity(ctx, pod)
+        log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], previous)
+        target = text.cloud_resource(log)
         return Finding(
             cls=CauseClass.CLOUD_ACCESS_DENIED,
             cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}"
+            + (f"; the resource it was refused: {target}" if target else "")
             + (f"; {who}" if who else ""),
             summary=f"{ref.name} fails: access denied by an external service",
             impact=f"{ref.name}'s work is not done.",

@@ -382,3 +382,29 @@ class PolicyReads(KubeBase):
             return names, f"configmaps: {', '.join(names)}", listed.digest
 
         return self._result("k8s.configmap_names", {"namespace": namespace}, produce)
+
+    def configmap_keys(self, namespace: str, name: str) -> ToolResult:
+        """The keys of one ConfigMap (data and binaryData), never a value: which file a
+        volume's `items` or an env's configMapKeyRef can find. The object comes over the wire
+        (the apiserver has no keys-only view) and its values are dropped here, unread."""
+
+        def produce() -> tuple[Any, str, str]:
+            listed = self._list(
+                "/api/v1/namespaces/{namespace}/configmaps",
+                namespace=namespace,
+                field_selector=f"metadata.name={name}",
+            )
+            self._truncated = listed.truncated
+            found = [
+                {
+                    "name": str((i.get("metadata") or {}).get("name", "")),
+                    "keys": sorted([*(i.get("data") or {}), *(i.get("binaryData") or {})]),
+                }
+                for i in listed.items
+            ]
+            excerpt = "; ".join(
+                f"configmap {c['name']} keys: {', '.join(c['keys'])}" for c in found
+            )
+            return found, excerpt, listed.digest
+
+        return self._result("k8s.configmap_keys", {"namespace": namespace, "name": name}, produce)

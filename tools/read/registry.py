@@ -46,6 +46,10 @@ class EventsArgs(NamespaceArgs):
     warnings_only: bool = False
 
 
+class ConfigMapArgs(NamespaceArgs):
+    name: str = Field(pattern=_NAME, max_length=253)
+
+
 class LogsArgs(NamespaceArgs):
     pod: str = Field(pattern=_NAME, max_length=253)
     container: str | None = Field(default=None, pattern=_NAME, max_length=63)
@@ -182,6 +186,12 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec("k8s.jobs", "Jobs with succeeded/failed counts and conditions.", NamespaceArgs),
     ToolSpec("k8s.configmap_names", "Names of the ConfigMaps in a namespace.", NamespaceArgs),
     ToolSpec(
+        "k8s.configmap_keys",
+        "The keys (never the values) of one ConfigMap: what a volume's items or a "
+        "configMapKeyRef can find in it.",
+        ConfigMapArgs,
+    ),
+    ToolSpec(
         "k8s.statefulsets",
         "StatefulSets with replicas, governing service and volume claim templates.",
         NamespaceArgs,
@@ -300,6 +310,7 @@ class ReadRegistry:
             "k8s.hpas": lambda a: k.hpas(a.namespace),
             "k8s.jobs": lambda a: k.jobs(a.namespace),
             "k8s.configmap_names": lambda a: k.configmap_names(a.namespace),
+            "k8s.configmap_keys": lambda a: k.configmap_keys(a.namespace, a.name),
             "k8s.statefulsets": lambda a: k.statefulsets(a.namespace),
             "k8s.daemonsets": lambda a: k.daemonsets(a.namespace),
             "k8s.cronjobs": lambda a: k.cronjobs(a.namespace),

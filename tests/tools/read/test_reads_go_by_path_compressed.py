@@ -61,6 +61,19 @@ def test_configmap_names_never_carry_their_data(
     assert reader.stats.bytes < 4000  # three 4 KiB payloads were not sent
 
 
+def test_configmap_keys_are_keys_only(control_plane: ControlPlane, namespace: str) -> None:
+    _configmaps(control_plane, namespace, 2)
+    reader = KubeReader(control_plane.api_client(control_plane.reader_kubeconfig))
+
+    result = reader.configmap_keys(namespace, "settings-1")
+    absent = reader.configmap_keys(namespace, "settings-9")
+
+    assert result.status is ToolStatus.OK
+    assert result.data == [{"name": "settings-1", "keys": ["app.conf"]}]
+    assert "hunter2" not in repr(result.model_dump())  # the value never leaves the reader
+    assert absent.status is ToolStatus.NO_DATA
+
+
 def test_a_name_cannot_leave_its_path_segment(control_plane: ControlPlane, namespace: str) -> None:
     reader = KubeReader(control_plane.api_client(control_plane.reader_kubeconfig))
     for name in ("../../../api/v1/namespaces/kube-system/secrets", "web/../../secrets", "a?b=c"):

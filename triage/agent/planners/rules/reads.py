@@ -212,6 +212,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     if any("webhook" in str(e["message"]).lower() for e in events):
         out.append(call("k8s.webhooks"))
     out += warned_objects(ctx, events)
+    out += configmap_keys(ctx, pods, events)
     out += affinity_namespaces(ctx)
     if _families_in_logs(ctx) & {text.Family.ACCESS_DENIED, text.Family.CREDENTIALS}:
         out.append(call("k8s.service_accounts", namespace=ns))  # the cloud identity it has
@@ -238,6 +239,29 @@ def affinity_namespaces(ctx: Ctx) -> list[ToolCall]:
     for ns in wanted[:2]:
         out += [call("k8s.pods", namespace=ns), call("k8s.deployments", namespace=ns)]
     return out
+
+
+def configmap_keys(ctx: Ctx, pods: list[p.Pod], events: list[p.Event]) -> list[ToolCall]:
+    """The keys (never the values) of the ConfigMaps a pod references when the kubelet says a
+    key it asks for is missing: which keys there are is what shows a rename."""
+    said = [(str(e["object"]["name"]), str(e["message"])) for e in events] + [
+        (x["name"], str((c["state"] or {}).get("message") or ""))
+        for x in pods
+        for c in x["containers"]
+    ]
+    by_name = {x["name"]: x for x in pods}
+    wanted: list[str] = []
+    for pod_name, message in said:
+        found = text.missing_config_key(message)
+        if found is None:
+            continue
+        _key, cm = found
+        pod = by_name.get(pod_name)
+        wanted += [cm] if cm else (pod["configmaps"] if pod else [])
+    return [  # ToolCall itself: `call`'s first parameter is already called name
+        ToolCall(name="k8s.configmap_keys", args={"namespace": ctx.ns, "name": n})
+        for n in list(dict.fromkeys(wanted))[:3]
+    ]
 
 
 MAX_WARNED = 3  # objects with warnings whose every event (Normal too) is read

@@ -697,3 +697,21 @@ def cloud_resource(log: list[str]) -> str | None:
         parts = last.split("/")
         return "/".join(parts[-2:]) + f" ({parts[-4]}/{parts[-3]})" if len(parts) >= 4 else last
     return last
+
+
+# The kubelet's words for a key a ConfigMap does not hold: a volume's `items` ("configmap
+# references non-existent config key: app.yml") or an env's configMapKeyRef ("couldn't find key
+# LOG_LEVEL in ConfigMap shop/app-config").
+_MISSING_KEY = re.compile(
+    r"non-existent config key: (?P<key>[\w.-]+)"
+    r"|couldn't find key (?P<key2>[\w.-]+) in ConfigMap (?:[\w.-]+/)?(?P<cm>[\w.-]+)",
+    re.I,
+)
+
+
+def missing_config_key(message: str) -> tuple[str, str | None] | None:
+    """(the key, the ConfigMap when the message names it) for a missing-key message."""
+    m = _MISSING_KEY.search(message)
+    if m is None:
+        return None
+    return (m.group("key") or m.group("key2")), m.group("cm")

@@ -5,6 +5,7 @@ fails. The chain ends at the reference a human fixes (the tag, the name, the key
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from tools.read import payloads as p
@@ -169,6 +170,7 @@ def config_reference(ctx: Ctx) -> list[Finding]:
                 f" — ConfigMap {', '.join(missing)} is not in {ctx.ns} (ConfigMaps there: "
                 f"{', '.join(present) or 'none'})"
             )
+        cause += _keys_there(ctx, pod, message)
         secret = _SECRET_NOT_FOUND.search(message)
         if secret:
             # Secrets are not read; what the kubelet says, and the rule it follows
@@ -213,6 +215,26 @@ def config_reference(ctx: Ctx) -> list[Finding]:
         changed_since_healthy(ctx, ref, f, field="volume")
         out.append(f)
     return out
+
+
+def _keys_there(ctx: Ctx, pod: p.Pod, message: str) -> str:
+    """' — ConfigMap rules holds the keys promo-rules.yaml (nearest to promo-rules.yml)':
+    the keys the referenced ConfigMaps do hold, when the kubelet says one is missing."""
+    found = text.missing_config_key(message)
+    if found is None:
+        return ""
+    key, named = found
+    out = []
+    for cm in [named] if named else pod["configmaps"]:
+        listed, _ = ctx.facts.listed("k8s.configmap_keys", dict, namespace=ctx.ns, name=cm)
+        for item in listed:
+            keys = [str(k) for k in item.get("keys") or []]
+            near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+            out.append(
+                f"ConfigMap {cm} holds the key(s) {', '.join(keys[:8]) or 'none'}"
+                + (f", not {key} ({near[0]} is the nearest: renamed?)" if near else f", not {key}")
+            )
+    return (" — " + "; ".join(out)) if out else ""
 
 
 def init_containers(ctx: Ctx) -> list[Finding]:

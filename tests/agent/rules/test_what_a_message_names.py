@@ -1,0 +1,129 @@
+"""What the rules planner takes out of a message it did not write: the 5xx a client quotes a
+server answering with, the ConfigMap key the kubelet could not find, the cloud resource an SDK
+says it was refused, what a Kubernetes warning means, and how a percentage in a rolling update
+or a disruption budget scales.
+
+The wordings are the ones the clients, the kubelet and the clouds' SDKs print, as their
+documentation and source show them — not lines taken from our scenarios.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from judge.symptoms import _REPORTS, Reported
+from triage.agent.planners.rules import meanings, text
+from triage.agent.planners.rules.analyzers.scheduling import _scaled
+
+SERVER_ERRORS: list[tuple[str, int | None]] = [
+    # Vault's Go client, as a JSON log field with escaped newlines
+    (r"vault login: Error making API request.\n\nURL: PUT http://vault:8200/v1\nCode: 503.", 503),
+    ("upstream returned 502 while fetching /prices", 502),
+    ("HTTP/1.1 503 Service Unavailable", 503),
+    ("requests.exceptions.HTTPError: 500 Internal Server Error for url: http://x/y", 500),
+    ("status code: 504, request id: 1f2e", 504),
+    # counts and durations are not statuses
+    ("served 500 requests in the last minute", None),
+    ("GET /healthz 200 503ms", None),
+    ("status code: 404", None),
+]
+
+
+@pytest.mark.parametrize(("line", "status"), SERVER_ERRORS)
+def test_a_server_error_is_read_from_the_clients_words(line: str, status: int | None) -> None:
+    assert text.server_error(line) == status
+
+
+@given(st.integers(min_value=500, max_value=599), st.sampled_from(["Code: ", "status ", "HTTP/2 "]))
+def test_every_5xx_status_is_read(status: int, prefix: str) -> None:
+    assert text.server_error(f"call failed; {prefix}{status}") == status
+
+
+@given(st.integers(min_value=100, max_value=499))
+def test_no_other_status_is_a_server_error(status: int) -> None:
+    assert text.server_error(f"call failed; status code: {status}") is None
+
+
+def test_the_kubelets_missing_key_messages_name_the_key() -> None:
+    volume = (
+        'MountVolume.SetUp failed for volume "rules" : configmap references non-existent '
+        "config key: promo-rules.yml"
+    )
+    env = "couldn't find key LOG_LEVEL in ConfigMap shop/app-config"
+    assert text.missing_config_key(volume) == ("promo-rules.yml", None)
+    assert text.missing_config_key(env) == ("LOG_LEVEL", "app-config")
+    assert text.missing_config_key('configmap "app-config" not found') is None
+
+
+@pytest.mark.parametrize(
+    ("log", "resource"),
+    [
+        (
+            [
+                "AccessDenied: User: arn:aws:sts::123456789012:assumed-role/exporter/x is not "
+                "authorized to perform: s3:PutObject on resource: "
+                "arn:aws:s3:::invoices-prod/2026/12/02.csv"
+            ],
+            "arn:aws:s3:::invoices-prod/2026/12/02.csv",
+        ),
+        (
+            [
+                "Status: 403 (Forbidden) ErrorCode: Forbidden",
+                "Resource: '/subscriptions/9d3e61b2-47c0-4a8f-b1d5-6e2c08f7a394/resourcegroups/"
+                "rg-prod/providers/microsoft.keyvault/vaults/kv-prod'",
+            ],
+            "vaults/kv-prod (providers/microsoft.keyvault)",
+        ),
+        (
+            ["Permission 'secretmanager.versions.access' denied on projects/acme/secrets/db"],
+            "projects/acme/secrets/db",
+        ),
+        (["403 Forbidden: gs://media-raw/in/clip.mp4"], "gs://media-raw/in/clip.mp4"),
+        (
+            ["AuthorizationFailed for stmediaprod.blob.core.windows.net"],
+            "stmediaprod.blob.core.windows.net",
+        ),
+        (["permission denied"], None),
+    ],
+)
+def test_the_refused_cloud_resource_is_named(log: list[str], resource: str | None) -> None:
+    assert text.cloud_resource(log) == resource
+
+
+def test_a_warning_means_what_its_reason_and_message_say() -> None:
+    multi = meanings.meaning(
+        "FailedAttachVolume",
+        'Multi-Attach error for volume "pvc-1" Volume is already exclusively attached to one '
+        "node and can't be attached to another",
+    )
+    assert multi is not None and "previous node" in multi
+    assert meanings.meaning("FailedAttachVolume", "rpc error: timeout") is None  # another cause
+    assert meanings.meaning("Unhealthy", "Liveness probe failed: HTTP 500") is None
+    assert meanings.meaning("NoSuchReason", "x") is None
+
+
+@given(st.integers(min_value=1, max_value=100), st.integers(min_value=1, max_value=500))
+def test_a_percentage_scales_as_the_deployment_controller_rounds(pct: int, replicas: int) -> None:
+    up = _scaled(f"{pct}%", replicas, "25%", up=True)
+    down = _scaled(f"{pct}%", replicas, "25%", up=False)
+    assert down <= pct * replicas / 100 <= up
+    assert up - down in (0, 1)
+    assert _scaled(None, replicas, "25%", up=False) == replicas * 25 // 100
+    assert _scaled(3, replicas, "25%", up=True) == 3
+
+
+@pytest.mark.parametrize(
+    ("words", "kind"),
+    [
+        ("I see a postgres connect timeout in its logs", Reported.UNREACHABLE),
+        ("connection timeout to redis since 10:00", Reported.UNREACHABLE),
+        ("checkout requests time out", Reported.SLOW),
+    ],
+)
+def test_a_connect_timeout_is_a_failed_connection_not_slowness(words: str, kind: Reported) -> None:
+    found = {k for k, rx in _REPORTS.items() if rx.search(words)}
+    assert kind in found
+    if kind is Reported.UNREACHABLE:
+        assert Reported.SLOW not in found

@@ -265,10 +265,30 @@ def init_containers(ctx: Ctx) -> list[Finding]:
                 and not failed
             ):
                 continue  # waiting for a dependency: the network analyzers follow it
-            what = short(line.text, 200) if line else f"exit code {code}"
+            # no log at all: the runtime's own word for why it could not start it (StartError)
+            runtime = str((last or state).get("message") or "") if line is None else ""
+            if line is None and not runtime:
+                events, _ = ctx.facts.events_about(ctx.ns, pod["name"])
+                runtime = next(
+                    (str(e["message"]) for e in events if _NO_EXECUTABLE.search(str(e["message"]))),
+                    "",
+                )
+            what = (
+                short(line.text, 200)
+                if line
+                else f"exit code {code}"
+                + (f': the runtime says "{short(runtime, 200)}"' if runtime else "")
+            )
             cause = f"init container {c['name']} fails: {what}" + (
                 f" (its command is `{short(command, 120)}`)" if command else ""
             )
+            missing_exe = _NO_EXECUTABLE.search(runtime)
+            if missing_exe:
+                cause += (
+                    f"; image {c['image']} has no {missing_exe.group('exe')}: the process "
+                    "cannot even start (a minimal image ships no shell; call the program "
+                    "directly, or use an image that has it)"
+                )
             if code == 127 or (line and line.family is text.Family.COMMAND):
                 cause = (
                     f"init container {c['name']} runs a command that does not exist: {what} "
@@ -304,4 +324,13 @@ def init_containers(ctx: Ctx) -> list[Finding]:
                     follow_ups=[f"Fix the command of init container {c['name']}."],
                 )
             )
+            changed_since_healthy(ctx, ref, out[-1], field="image")
     return out
+
+
+# The container runtime's words for an executable that is not in the image (runc, crun).
+_NO_EXECUTABLE = re.compile(
+    r"exec: \\?\"(?P<exe>[^\"\\]+)\\?\":? (?:stat \S+: )?(?:no such file or directory|"
+    r"executable file not found)",
+    re.I,
+)

@@ -53,6 +53,21 @@ _STATUS_MEANS = {
 }
 
 
+# A web framework refusing a request for its Host header: Rails' HostAuthorization, Django's
+# ALLOWED_HOSTS, Spring/Tomcat, ASP.NET's host filtering.
+_HOST_REFUSED = re.compile(
+    r"Blocked hosts?:|Invalid HTTP_HOST header|DisallowedHost|host not (allowed|permitted)"
+    r"|The request host .* is not allowed|Host header .* (rejected|not allowed)"
+    r"|Hosts? filtering|not in ALLOWED_HOSTS",
+    re.I,
+)
+
+
+def _host_refused(log: list[str]) -> text.Line | None:
+    """The last line of the app's log saying it refused a request for its Host header."""
+    return next((ln for ln in reversed(text.lines_of(log)) if _HOST_REFUSED.search(ln.text)), None)
+
+
 def _about_path(log: list[str], path: str | None) -> text.Line | None:
     """The last line of the app's log about the probe's path ("Unauthorized: /api/health/")."""
     if not path or path == "/":
@@ -61,6 +76,26 @@ def _about_path(log: list[str], path: str | None) -> text.Line | None:
         if path in line.text or path.rstrip("/") + " " in line.text:
             return line
     return None
+
+
+def _status_answer(
+    ctx: Ctx, pod: p.Pod, c: p.Container, probe: p.Probe, code: int
+) -> tuple[str, str | None]:
+    """Why an HTTP probe got `code`, with the app's own line about it; (why, log id)."""
+    log, said_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+    about = _about_path(log, probe.get("path")) if said_id else None
+    host = _host_refused(log) if said_id and code in (400, 403) else None
+    meaning = (
+        "the app's Host allow-list refuses it: the kubelet's probe sends the pod IP and port "
+        "as the Host header, which the list does not hold"
+        if host
+        else _STATUS_MEANS[code]
+    )
+    quoted = host or about
+    why = f"the probe path {probe.get('path')} answers {code}: {meaning}" + (
+        f'; the app logs: "{short(quoted.text, 200)}"' if quoted else ""
+    )
+    return why, said_id
 
 
 def readiness(ctx: Ctx) -> list[Finding]:
@@ -97,11 +132,7 @@ def readiness(ctx: Ctx) -> list[Finding]:
                 f"expose (ports {', '.join(ports)})"
             )
         elif (code := int(m.group(1)) if (m := _STATUS.search(message)) else 0) in _STATUS_MEANS:
-            log, said_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
-            about = _about_path(log, probe.get("path")) if said_id else None
-            why = f"the probe path {probe.get('path')} answers {code}: {_STATUS_MEANS[code]}" + (
-                f'; the app logs: "{short(about.text, 200)}"' if about else ""
-            )
+            why, said_id = _status_answer(ctx, pod, c, probe, code)
         elif "refused" in message:
             why = f"nothing listens where the probe connects ({target})"
         else:

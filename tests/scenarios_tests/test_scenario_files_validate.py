@@ -76,10 +76,13 @@ def test_difficulties_and_multi_hop_are_spread() -> None:
     assert sum(s.expect.multi_hop for s in ALL) >= 12
 
 
-def test_a_fifth_is_held_out_spread_over_classes_and_difficulties() -> None:
+def test_a_split_is_held_out_spread_over_classes_and_difficulties() -> None:
+    """Each split is measured blind once, then opened into dev and a new one written: the
+    corpus grows every round, so the held-out split is sized for a figure worth reading (at
+    least 20, a tenth of the corpus) rather than a fixed share of an ever larger corpus."""
     heldout = [s for s in ALL if s.heldout]
-    assert len(heldout) >= 13
-    assert len(heldout) >= len(ALL) // 5
+    assert len(heldout) >= 20
+    assert len(heldout) >= len(ALL) // 10
     assert len(heldout) <= len(ALL) // 4
     assert sum(s.expect.root_cause_class is CauseClass.NO_FAULT for s in heldout) >= 2
     assert {s.expect.difficulty for s in heldout} == {"easy", "medium", "hard"}
@@ -92,7 +95,9 @@ def test_nothing_about_the_held_out_scenarios_is_written_elsewhere() -> None:
     readme = (SCENARIO_DIR / "README.md").read_text()
     for scenario in ALL:
         if scenario.heldout:
-            assert scenario.name not in readme, scenario.name
+            # as a name of its own: `rates-api` is not named by a row about fx-rates-api
+            named = re.compile(rf"(?<![\w-]){re.escape(scenario.name)}(?![\w-])")
+            assert not named.search(readme), scenario.name
         else:
             assert f"`{scenario.name}`" in readme, f"README has no row for {scenario.name}"
 

@@ -98,7 +98,8 @@ def test_a_warning_means_what_its_reason_and_message_say() -> None:
         'Multi-Attach error for volume "pvc-1" Volume is already exclusively attached to one '
         "node and can't be attached to another",
     )
-    assert multi is not None and "previous node" in multi
+    assert multi is not None
+    assert "previous node" in multi
     assert meanings.meaning("FailedAttachVolume", "rpc error: timeout") is None  # another cause
     assert meanings.meaning("Unhealthy", "Liveness probe failed: HTTP 500") is None
     assert meanings.meaning("NoSuchReason", "x") is None

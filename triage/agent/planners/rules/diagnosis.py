@@ -784,11 +784,9 @@ def _events_explained(ctx: Ctx) -> list[Claim | None]:
     out: list[Claim | None] = []
     seen: dict[tuple[str, str], set[str]] = {}
     words = ctx.goal.words.lower()
-    for e in sorted(
-        events,
-        key=lambda e: (str(e["reason"]).lower() not in words, str(e["last_seen"])),
-        reverse=False,
-    ):
+    newest_first = sorted(events, key=lambda e: str(e["last_seen"]), reverse=True)
+    # those whose reason the request names first, then the newest (a stable sort)
+    for e in sorted(newest_first, key=lambda e: str(e["reason"]).lower() not in words):
         name, kind = str(e["object"]["name"]), str(e["object"]["kind"])
         reasons = seen.setdefault((kind, name), set())
         if str(e["reason"]) in reasons or len(reasons) >= PER_OBJECT:

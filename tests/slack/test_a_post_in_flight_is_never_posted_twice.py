@@ -22,7 +22,7 @@ from triage.slack.ticket import Messages
 from triage.slack.worker import LostLease
 
 LEASE_S = 0.5
-POST_WINDOW_S = 2.5  # what SlackSettings.post_window_s would be for a 2.5 s Slack
+POST_WINDOW_S = 2.5  # SlackSettings.post_window_s: a try's timeout and the margin
 SLOW_POST_S = 1.5  # three leases: an ordinary lease would run out mid-post
 
 
@@ -35,7 +35,7 @@ def inboxes(request, tmp_path):
 
 def _slack(slack_api: FakeSlack) -> Slack:
     settings = SlackSettings(
-        bot_token=slack_api.token, api_base_url=slack_api.base_url, api_timeout_s=5
+        bot_token=slack_api.token, api_base_url=slack_api.base_url, api_timeout_s=10
     )
     return Slack(web_client(settings), Redactor())
 
@@ -94,6 +94,31 @@ def test_no_replica_takes_over_while_a_slow_post_may_still_land(slack_api, inbox
     assert row["steps"]["answer0_ts"] == ts
     time.sleep(LEASE_S + 0.2)  # the ts is recorded: an ordinary lease again, then free
     assert b.claim("replica-b", lease_s=LEASE_S) is not None
+
+
+def test_a_post_slower_than_its_window_keeps_its_hold(slack_api, inboxes) -> None:
+    a, b = inboxes.open(), inboxes.open()
+    _accepted(a, "1.000003")
+    held = a.claim("replica-a", lease_s=LEASE_S)
+    assert held is not None
+    # slower than a try's window (Slack answering late, or a Retry-After wait): the live
+    # holder renews its hold while it waits
+    slack_api.inject("chat.postMessage", delay=2 * POST_WINDOW_S, times=1)
+
+    async def race() -> list[Claimed | None]:
+        post = asyncio.create_task(_messages(_slack(slack_api), a, held).once("answer0", "RCA"))
+        seen = []
+        while not post.done():
+            await asyncio.sleep(0.25)
+            seen.append(b.claim("replica-b", lease_s=LEASE_S))
+        await post
+        return seen
+
+    takeovers = asyncio.run(race())
+
+    assert len(takeovers) > 4 * POST_WINDOW_S  # it was tried throughout the post
+    assert set(takeovers) == {None}
+    assert _posts(slack_api) == 1
 
 
 def test_a_holder_that_dies_mid_post_is_not_posted_for_twice(slack_api, inboxes) -> None:

@@ -412,12 +412,12 @@ class SlackSettings(BaseModel):
 
     @property
     def post_window_s(self) -> float:
-        """Seconds after it starts that a post may still land in Slack: every try's timeout
-        plus every honoured Retry-After, and a margin for the gap between recording the intent
-        and sending. A request is held this long while one of its posts is in flight, so no
-        other replica looks for the message before it can have arrived."""
-        retries = self.max_rate_limit_retries
-        return self.api_timeout_s * (retries + 1) + self.max_retry_after_s * retries + POST_MARGIN_S
+        """Seconds a try of a post may still land in Slack after it was sent: its timeout, and
+        a margin for the gap between recording the intent and sending. While a post is in
+        flight its request is held this long and the hold renewed (Retry-After waits included),
+        so no other replica looks for the message before it can have arrived; a holder killed
+        mid-post is taken over after at most this long."""
+        return self.api_timeout_s + POST_MARGIN_S
 
 
 class AlertRoute(BaseModel):

@@ -7,15 +7,18 @@ finds an intent without a `ts` looks the message up in the thread by its marker 
 so a restart never posts a second ticket. Everything after that is `chat.update` on the `ts`.
 
 Looking up only works once the first worker's post can no longer be on its way, so the intent
-is written together with a lease that outlives the post (`SlackSettings.post_window_s`: every
-try's timeout and Retry-After): no other replica can claim the request while the post may still
-land, even if this worker's event loop stalls past its ordinary lease. The ts is written with
-the ordinary lease again. If the worker is stopped mid-post, the request goes back to the inbox
-due only when that window has passed (`hold_until`).
+is written together with a lease that outlives a try of the post (`SlackSettings.post_window_s`:
+its timeout and a margin), renewed while the post is in flight (a Retry-After wait included): no
+other replica can claim the request while the post may still land, even if this worker's event
+loop stalls past its ordinary lease. The ts is written with the ordinary lease again. A worker
+killed mid-post is taken over once the hold runs out; one stopped mid-post hands the request
+back due only then (`hold_until`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -70,17 +73,30 @@ class Messages:
         await self._intend(name)
         # Failed or cancelled, the post may still land until hold_until (left set): whoever
         # hands the request back makes it due no sooner than that.
-        ts = await self.slack.post(
-            inbound.channel,
-            text,
-            thread_ts=inbound.thread_ts,
-            blocks=blocks,
-            marker=self.marker(name),
-        )
+        holding = asyncio.create_task(self._hold())
+        try:
+            ts = await self.slack.post(
+                inbound.channel,
+                text,
+                thread_ts=inbound.thread_ts,
+                blocks=blocks,
+                marker=self.marker(name),
+            )
+        finally:
+            holding.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await holding
         self.steps[f"{name}_ts"] = ts
         await self._save(0.0)  # the ordinary lease again
         self.hold_until = 0.0
         return ts
+
+    async def _hold(self) -> None:
+        """Renew the hold while the post is in flight (slow answers, Retry-After waits)."""
+        while True:
+            await asyncio.sleep(self.post_window_s / 3)
+            self.hold_until = time.time() + self.post_window_s
+            await self._save(self.post_window_s)
 
     async def _intend(self, name: str) -> None:
         """Write the intent with a lease that outlives the post, then send at once: if the

@@ -1,0 +1,800 @@
+"""Why "no fault": the reasons a reviewer needs, one function per kind of thing that looks
+alarming (warning events and what followed them, error lines, the log lines a question
+describes, restarts long ago, memory shape, full-looking volumes, NetworkPolicies, alerts,
+autoscalers at their bounds, Jobs, scaled-down workloads, scanners' 404s).
+
+Each returns claims that cite the evidence they rest on; `diagnosis._no_fault` puts them
+after the verdict. A reason is said only when the evidence shows it; the judge re-checks "no
+fault" on its own reads (judge/no_fault.py), never on these sentences.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from tools.read import payloads as p
+from triage.agent.planners.rules import meanings, quantities, text
+from triage.agent.planners.rules.analyzers.common import _ts, recovered
+from triage.agent.planners.rules.analyzers.network import scaled_to_zero
+from triage.agent.planners.rules.chain import link, short, unique
+from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import selects, series_values
+from triage.core.models import Claim
+
+HEARTBEATS = re.compile(r"^(Watchdog|DeadMansSwitch|DeadMansSnitch|InfoInhibitor|AlwaysFiring)$")
+
+
+def sentence(text_: str) -> str:
+    text_ = " ".join(text_.split())
+    return (text_[0].upper() + text_[1:]).rstrip(".") + "." if text_ else ""
+
+
+def memory_explained(ctx: Ctx) -> list[Claim | None]:
+    """The working set of what was asked about against its limit, and its shape: a sawtooth
+    that falls back after each peak is garbage collection, not a leak."""
+    out: list[Claim | None] = []
+    for ev in ctx.facts.purpose("memory"):
+        for pod in ctx.focus_pods[:4]:
+            workload = ctx.workload_ref(pod).name
+            for c in pod["containers"]:
+                limit = quantities.quantity_bytes(c["limits"].get("memory"))
+                series = next(
+                    (
+                        x
+                        for x in ev.data or []
+                        if str((x.get("labels") or {}).get("pod", "")).startswith(f"{workload}-")
+                        and (x.get("labels") or {}).get("container") in (c["name"], None)
+                    ),
+                    None,
+                )
+                values = series_values(series) if series else []
+                if not values or not limit:
+                    continue
+                peak = max(values)
+                falls = sum(1 for a, b in itertools.pairwise(values) if b < a * 0.8)
+                shape = (
+                    "and falls back after each peak (garbage collection, not a leak)"
+                    if falls
+                    else "and stays flat"
+                    if max(values) < min(values) * 1.3
+                    else "and has not fallen back in the window"
+                )
+                made_of, mid = _memory_parts(ctx, workload, c["name"])
+                out.append(
+                    link(
+                        None,
+                        f"The working set of {workload}/{c['name']} peaks at "
+                        f"{quantities.human(peak)} of "
+                        f"its {c['limits'].get('memory')} limit ({peak / limit:.0%}) {shape}"
+                        + made_of
+                        + ".",
+                        ev.id,
+                        mid,
+                        ctx.facts.pods(ctx.ns)[1],
+                        about=ctx.workload_ref(pod),
+                    )
+                )
+                return out
+    return out
+
+
+_SIZE_CAP = re.compile(
+    r"(?P<flag>--?[\w.-]*(?:retention[._-]?size|max[._-]?size|size[._-]?limit|max[._-]?bytes|"
+    r"cache[._-]?size)[\w.-]*)[= ](?P<v>\d+(?:\.\d+)?\s?[kKmMgGtTpP]?[iI]?[bB]?)\b"
+)
+
+
+def _size_cap(ctx: Ctx, claim: str) -> str:
+    """The flag with which the claim's user bounds what it keeps on it
+    ('--storage.tsdb.retention.size=45GB'), or ''."""
+    for pod in ctx.focus_pods:
+        if claim not in pod["claims"]:
+            continue
+        for c in pod["containers"]:
+            spec = c["spec"]
+            if spec is None:
+                continue
+            said = " ".join(
+                [
+                    *spec["command"],
+                    *spec["args"],
+                    *(f"--{e['name']}={e.get('value')}" for e in spec["env"]),
+                ]
+            )
+            m = _SIZE_CAP.search(said)
+            if m:
+                return f"{m.group('flag')}={m.group('v')}"
+    return ""
+
+
+def volumes_explained(ctx: Ctx) -> list[Claim | None]:
+    """A volume of what was asked about that is well used but did not grow in the window:
+    held at a level (a cache under its own size cap, a data set that no longer grows)."""
+    used = {c for x in ctx.focus_pods for c in x["claims"]}
+    out: list[Claim | None] = []
+    for ev in ctx.facts.purpose("volume_usage"):
+        for series in ev.data or []:
+            claim = str((series.get("labels") or {}).get("persistentvolumeclaim", ""))
+            values = series_values(series)
+            if claim not in used or len(values) < 6 or values[-1] < 0.5:
+                continue
+            if max(values) - min(values) <= 0.02:
+                cap = _size_cap(ctx, claim)
+                out.append(
+                    link(
+                        None,
+                        f"Volume {claim} is {values[-1]:.0%} used and flat over the window "
+                        f"(between {min(values):.0%} and {max(values):.0%}): it is not filling; "
+                        + (
+                            f"its user caps what it keeps with {cap}, so the level is bounded "
+                            "and will not fill the volume"
+                            if cap
+                            else "a level held steady is what a cache bounded by its own size "
+                            "limit looks like"
+                        ),
+                        ev.id,
+                        about=ctx.ref("PersistentVolumeClaim", claim),
+                    )
+                )
+    return out[:2]
+
+
+def _memory_parts(ctx: Ctx, workload: str, container: str) -> tuple[str, str | None]:
+    """'; of it, 160Mi is the process's own (RSS) and 780Mi page cache, which the kernel
+    reclaims under pressure before it OOM-kills': when cAdvisor's split was read."""
+    last: dict[str, tuple[float, str]] = {}
+    for part in ("memory_rss", "memory_cache"):
+        for ev in ctx.facts.purpose(part):
+            for series in ev.data or []:
+                labels = series.get("labels") or {}
+                if str(labels.get("pod", "")).startswith(f"{workload}-") and labels.get(
+                    "container"
+                ) in (container, None):
+                    values = series_values(series)
+                    if values:
+                        last[part] = (values[-1], ev.id)
+    if "memory_rss" not in last or "memory_cache" not in last:
+        return "", None
+    rss, cache = last["memory_rss"][0], last["memory_cache"][0]
+    said = (
+        f"; cAdvisor counts {quantities.human(rss)} of the process's own memory (RSS) and "
+        f"{quantities.human(cache)} page cache"
+    )
+    if cache > rss:
+        said += ", which the kernel reclaims under pressure before it OOM-kills: not a leak"
+    return said, last["memory_rss"][1]
+
+
+def restarts_explained(ctx: Ctx) -> list[Claim | None]:
+    """A restart long ago, running and Ready since: when, why (its exit and the last words of
+    the instance before), and that it has not recurred."""
+    out: list[Claim | None] = []
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    for pod in ctx.focus_pods:
+        for c in pod["containers"]:
+            if not c["restarts"] or not recovered(c, ctx.now):
+                continue
+            last = c["last_terminated"] or {}
+            ago = (ctx.now - (_ts(str(last.get("finished_at"))) or ctx.now)) / 86400
+            when = f"{ago:.0f} days ago" if ago >= 2 else f"{ago * 24:.0f} h ago"
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+            line = text.telling(log) if lid else None
+            why = f'; the instance before said "{short(line.text, 140)}"' if line else ""
+            out.append(
+                link(
+                    None,
+                    f"Container {c['name']} of {pod['name']} restarted {c['restarts']} time(s), "
+                    f"last {when} ({last.get('reason')}, exit {last.get('exit_code')}){why}; it "
+                    "has run and been Ready since, so it is not recurring.",
+                    pods_id,
+                    lid,
+                    about=ctx.pod_ref(pod),
+                )
+            )
+    return out
+
+
+STARTUP_S = 120.0  # a probe that fails this soon after its container started: start-up
+
+
+# The line a server logs once it serves (Spring Boot, Tomcat/Jetty, Node and Go servers,
+# gunicorn/uvicorn, Redis/Postgres/MySQL): before it, a probe that cannot connect is start-up.
+_SERVING = re.compile(
+    r"\bStarted \S+ in [\d.]+ ?s|\b(Tomcat|Jetty|Netty|Undertow) started on port|"
+    r"\blistening (on|at)\b|\bListening at\b|\bserver (started|listening)|"
+    r"Application startup complete|ready to accept connections|\bserving on\b",
+    re.I,
+)
+_TIMESTAMP_LESS = re.compile(r"^\S+, \[[^\]]*\]\s+\w+ -- : (\[[^\]]*\]\s*)?")
+_LEADING_TS = re.compile(r"^\[?(\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)")
+
+
+def _serving_since(ctx: Ctx, pod: p.Pod) -> tuple[float, str] | None:
+    """(when, the line) the pod's current log first says the server serves."""
+    for c in pod["containers"]:
+        log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+        for raw in log if lid else []:
+            if _SERVING.search(raw) and (m := _LEADING_TS.match(raw.strip())):
+                at = _ts(m.group(1).replace(" ", "T"))
+                if at is not None:
+                    return at, raw
+    return None
+
+
+def _at_startup(pod: p.Pod, e: p.Event, ctx: Ctx | None = None) -> str:
+    """'; it fired 4 s after the container started, before it was first Ready: a transient
+    start-up failure' when the warning's last time is within STARTUP_S of the start of a
+    container that has not restarted since."""
+    last = _ts(str(e["last_seen"])) if e["last_seen"] else None
+    for c in pod["containers"]:
+        at = (c["state"] or {}).get("started_at")
+        started = _ts(str(at)) if at else None
+        if last is None or started is None or c["restarts"]:
+            continue
+        if -5.0 <= last - started <= STARTUP_S:
+            return (
+                f"; it fired {max(0.0, last - started):.0f} s after container {c['name']} "
+                "started, before the pod was first Ready: a transient start-up failure, "
+                "expected while the server is still starting"
+            )
+    serving = _serving_since(ctx, pod) if ctx is not None and last is not None else None
+    if serving is not None and last is not None and last <= serving[0] + 15.0:
+        said = _LEADING_TS.sub("", serving[1].strip()).strip()
+        return (
+            f'; it stopped when the server started (its log: "{short(said, 140)}"): the probe '
+            "ran before the app was listening, a transient start-up failure, expected while "
+            "it starts"
+        )
+    return ""
+
+
+def _rolled_out_owner(ctx: Ctx, replicaset: str) -> p.Deployment | None:
+    """The Deployment owning `replicaset` when all its replicas run the newest revision."""
+    for d in ctx.facts.deployments(ctx.ns)[0]:
+        failing = any(
+            (c["type"] == "ReplicaFailure" and c["status"] == "True")
+            or (c["type"] == "Progressing" and c["status"] == "False")
+            for c in d["conditions"]
+        )
+        ours = replicaset.startswith(f"{d['name']}-")
+        if ours and not failing and d["updated"] >= (d["replicas"] or 0):
+            return d
+    return None
+
+
+QUIET_S = 600.0  # a warning not repeated for this long has stopped, not paused
+# Normal events every pod's start goes through: worth quoting only after the warning.
+_ROUTINE = frozenset({"Scheduled", "Pulling", "Pulled", "Created", "Started", "Killing"})
+# The routine step that ends a warning of each kind.
+_RESOLVES = {
+    "FailedScheduling": ("Scheduled",),
+    "Failed": ("Pulled",),
+    "BackOff": ("Pulled", "Started"),
+    "FailedMount": ("Started",),
+}
+PER_OBJECT = 3  # distinct warnings explained per object, those the request names first
+FOLLOWERS = 3  # Normal events after a warning quoted in its explanation
+
+
+def _after(ctx: Ctx, e: p.Event) -> tuple[str, str | None]:
+    """What the object's own events say happened after the warning (Normal ones, read by
+    name: reads.warned_objects): '; then TriggeredScaleUp (pod triggered scale-up …)'."""
+    name, kind = str(e["object"]["name"]), str(e["object"]["kind"])
+    own, oid = ctx.facts.listed(
+        "k8s.events", p.Event, namespace=ctx.ns, object_name=name, object_kind=kind
+    )
+    last = _ts(str(e["last_seen"])) if e["last_seen"] else None
+    if last is None or oid is None:
+        return "", None
+    seen: dict[str, p.Event] = {}
+    for x in sorted(own, key=lambda x: str(x["last_seen"])):
+        at = _ts(str(x["last_seen"])) if x["last_seen"] else None
+        if x["type"] != "Normal" or at is None or not x["reason"]:
+            continue
+        # not a step every pod goes through, or the step that ends this warning, after it
+        reason = str(x["reason"])
+        ends = reason in _RESOLVES.get(str(e["reason"]), ()) and at >= last - 1.0
+        if reason not in _ROUTINE or ends:
+            seen.setdefault(reason, x)
+    if not seen:
+        return "", None
+    then = ", ".join(
+        f"{r} ({short(str(x['message']), 90)})" for r, x in list(seen.items())[:FOLLOWERS]
+    )
+    return f"; what followed it: {then}", oid
+
+
+def _stopped(ctx: Ctx, e: p.Event) -> str:
+    """' (12 times, the last 41 min ago: it no longer occurs)' for a warning that has been
+    quiet for QUIET_S; its count and last time otherwise."""
+    last = _ts(str(e["last_seen"])) if e["last_seen"] else None
+    times = f"{e['count']} time(s)" if e["count"] else "seen"
+    if last is None:
+        return f" ({times})"
+    ago = max(0.0, ctx.now - last)
+    when = f"{ago / 60:.0f} min ago" if ago < 7200 else f"{ago / 3600:.1f} h ago"
+    if ago >= QUIET_S:
+        return f" ({times}, the last {when}: it no longer occurs, a transient warning)"
+    return f" ({times}, the last {when})"
+
+
+def events_explained(ctx: Ctx) -> list[Claim | None]:
+    events, eid = ctx.facts.warnings(ctx.ns)
+    pods = {x["name"]: x for x in ctx.facts.pods(ctx.ns)[0]}
+    out: list[Claim | None] = []
+    seen: dict[tuple[str, str], set[str]] = {}
+    words = ctx.goal.words.lower()
+    newest_first = sorted(events, key=lambda e: str(e["last_seen"]), reverse=True)
+    # those whose reason the request names first, then the newest (a stable sort)
+    for e in sorted(newest_first, key=lambda e: str(e["reason"]).lower() not in words):
+        name, kind = str(e["object"]["name"]), str(e["object"]["kind"])
+        reasons = seen.setdefault((kind, name), set())
+        if str(e["reason"]) in reasons or len(reasons) >= PER_OBJECT:
+            continue
+        reasons.add(str(e["reason"]))
+        pod = pods.get(name)
+        then, oid = _after(ctx, e)
+        if kind == "Pod" and pod is not None and pod["ready"]:
+            why = (
+                f"pod {name} is Ready now ({sum(c['restarts'] for c in pod['containers'])} "
+                f"restart(s)): the {e['reason']} warning{_stopped(ctx, e)} is over"
+                + (_at_startup(pod, e, ctx) if e["reason"] not in _RESOLVES else "")
+                + then
+            )
+        elif kind == "Pod" and pod is None:
+            why = f"pod {name} no longer exists: its {e['reason']} warning is history{then}"
+        elif kind == "ReplicaSet":
+            done = _rolled_out_owner(ctx, name)
+            if done is None:
+                continue  # its Deployment has not rolled out: not explained, and not said to be
+            why = (
+                f"ReplicaSet {name} had {e['reason']} ({short(str(e['message']), 100)}); "
+                f"Deployment {done['name']} has rolled out since ({done['updated']}/"
+                f"{done['replicas']} updated, {done['available']} available){then}"
+            )
+        else:
+            why = (
+                f"{kind} {name} had {e['reason']}{_stopped(ctx, e)}: "
+                f"{short(str(e['message']), 100)}; it is healthy in what was read{then}"
+            )
+        known = meanings.meaning(e["reason"], e["message"])
+        if known:
+            why += f" ({e['reason']}: {known})"
+        ids = (eid, oid) if oid and oid != eid else (eid,)
+        out.append(link(None, sentence(why), *ids, about=ctx.ref(kind, name)))
+    return out
+
+
+# A request line that names the path and the client ("Started GET "/x" for 1.2.3.4", an
+# access log "1.2.3.4 - - [..] "GET /x HTTP/1.1" 404"), and a path the app says it has not
+_REQUEST_FOR = re.compile(
+    r"\b(?:GET|POST|PUT|HEAD|DELETE|PATCH|OPTIONS)\s+\"?(?P<path>/[^\s\"]*)\"?\s+for\s+"
+    r"(?P<ip>\d{1,3}(?:\.\d{1,3}){3})"
+    r"|^(?P<ip2>\d{1,3}(?:\.\d{1,3}){3})\s.*?\"(?:GET|POST|PUT|HEAD|DELETE|PATCH|OPTIONS)\s+"
+    r"(?P<path2>/\S*)[^\"]*\"\s+404\b"
+)
+_NOT_SERVED = re.compile(
+    r"No route matches \[\w+\] \"(?P<path>/[^\"]*)\"|\"(?:GET|POST|HEAD) (?P<p2>/\S*)[^\"]*\" 404\b"
+)
+SCAN_PATHS = 3  # distinct paths not served, from one address: a scan, not a broken link
+
+
+def scans_explained(ctx: Ctx) -> list[Claim | None]:
+    """One client address asking for several paths the app does not serve (/wp-login.php,
+    /.env, /phpmyadmin/): a scanner probing for known weak spots; its 404s are not a fault."""
+    out: list[Claim | None] = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("previous"):
+            continue
+        log = [str(x) for x in ev.data or []]
+        missing = {m.group("path") or m.group("p2") for ln in log if (m := _NOT_SERVED.search(ln))}
+        by_ip: dict[str, set[str]] = {}
+        for ln in log:
+            m = _REQUEST_FOR.search(_TIMESTAMP_LESS.sub("", ln))
+            if m is None:
+                continue
+            ip, path = m.group("ip") or m.group("ip2"), m.group("path") or m.group("path2")
+            if path in missing or m.group("ip2"):
+                by_ip.setdefault(ip, set()).add(path)
+        for ip, paths in sorted(by_ip.items(), key=lambda kv: -len(kv[1])):
+            if len(paths) >= SCAN_PATHS:
+                out.append(
+                    link(
+                        None,
+                        f"The not-found errors in the log of {ev.args.get('pod')} come from one "
+                        f"address, {ip}, asking for {len(paths)} paths the app does not serve "
+                        f"({', '.join(sorted(paths)[:5])}): a scanner probing for known weak "
+                        "spots, answered 404 — not a fault of the app, which serves everyone "
+                        "else (block the address at the edge if it is noisy).",
+                        ev.id,
+                        about=ctx.ref("Pod", str(ev.args.get("pod"))),
+                    )
+                )
+                return out
+    return out
+
+
+_TOKEN = re.compile(r"[a-z][a-z0-9]{3,}")
+_STOP = frozenset(
+    {
+        "logs",
+        "log",
+        "full",
+        "every",
+        "couple",
+        "minutes",
+        "nobody",
+        "complained",
+        "looks",
+        "that",
+        "this",
+        "with",
+        "from",
+        "they",
+        "them",
+        "their",
+        "have",
+        "been",
+        "since",
+        "what",
+        "when",
+        "there",
+        "about",
+        "just",
+        "also",
+        "into",
+        "some",
+        "more",
+        "lots",
+        "keep",
+        "keeps",
+    }
+)
+STEM = 5  # letters a word and a log word share to be one word ("exiting" / "exit" no: 4)
+DESCRIBED_MIN = 2  # lines that must match what the request describes
+
+
+def _stems(words: str) -> set[str]:
+    return {w[:STEM] for w in _TOKEN.findall(words.lower()) if w not in _STOP}
+
+
+def described_explained(ctx: Ctx) -> list[Claim | None]:
+    """The log lines the request itself describes ("workers exiting and new ones booting"),
+    found by the words they share with it, quoted with the line that comes before them and
+    the command line of the process that writes them: whether the program does it on purpose
+    (a setting, a line that says why) is for the reviewer to see, not to take on trust."""
+    scope = ctx.goal.scope
+    names = " ".join([*(w.name for w in scope.workloads), scope.namespace or ""])
+    asked = _stems(ctx.goal.words.replace("-", " ")) - _stems(names.replace("-", " "))
+    out: list[Claim | None] = []
+    if len(asked) < 2:
+        return out
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("previous"):
+            continue
+        log = [_LEADING_TS.sub("", str(x)).strip(" ]") for x in ev.data or []]
+        hits = [i for i, ln in enumerate(log) if len(_stems(ln) & asked) >= 2]
+        if len(hits) < DESCRIBED_MIN:
+            continue
+        pod_name = str(ev.args.get("pod"))
+        first = hits[-1]  # the last run of such lines, and what comes just before it
+        while first - 1 in hits:
+            first -= 1
+        before = log[first - 1] if first > 0 else ""
+        pod = next((x for x in ctx.focus_pods if x["name"] == pod_name), None)
+        spec = next(
+            (
+                c["spec"]
+                for c in (pod["containers"] if pod else [])
+                if c["spec"] is not None and c["name"] == ev.args.get("container", c["name"])
+            ),
+            None,
+        )
+        command = " ".join([*spec["command"], *spec["args"]]) if spec else ""
+        out.append(
+            link(
+                None,
+                f"The lines the request describes are in the log of {pod_name}: "
+                f'{len(hits)} like "{short(log[hits[-1]], 100)}"'
+                + (f'; the line before the last of them: "{short(before, 100)}"' if before else "")
+                + (f"; the process runs `{short(command, 200)}`" if command else "")
+                + ".",
+                ev.id,
+                about=ctx.ref("Pod", pod_name, str(ev.args.get("namespace") or ctx.ns)),
+            )
+        )
+        if len(out) >= 2:
+            break
+    return out
+
+
+def _rules(pol: p.NetworkPolicy, direction: str) -> str:
+    peers = pol["ingress"] if direction == "Ingress" else pol["egress"]
+    ports = pol["ingress_ports"] if direction == "Ingress" else pol["egress_ports"]
+    if direction not in pol["types"]:
+        return ""
+    if not peers:
+        return f"{direction.lower()}: nothing (deny)"
+    said = []
+    for rule, rule_ports in zip(peers, ports, strict=False):
+        who = "anywhere" if not rule else f"{len(rule)} peer(s)"
+        said.append(who + (f" on {', '.join(rule_ports)}" if rule_ports else ""))
+    return f"{direction.lower()} allowed from/to " + "; ".join(said)
+
+
+def policies_explained(ctx: Ctx) -> list[Claim | None]:
+    """The NetworkPolicies selecting what was asked about, each with what it admits: policies
+    add up, so a default deny beside allow rules blocks only what no rule allows. Said when
+    the request is about policies, or when a deny-all selects the pods."""
+    policies, nid = ctx.facts.network_policies(ctx.ns)
+    words = ctx.goal.words.lower()
+    out: list[Claim | None] = []
+    if not policies or nid is None:
+        return out
+    for pod in ctx.focus_pods[:8]:
+        workload = ctx.workload_ref(pod)
+        if any(str(workload) == str(c.subject) for c in out if c is not None):
+            continue
+        mine = [
+            pol
+            for pol in policies
+            if not pol["pod_selector"] or selects(pol["pod_selector"], pod["labels"])
+        ]
+        denies = [
+            pol
+            for pol in mine
+            if ("Ingress" in pol["types"] and not pol["ingress"])
+            or ("Egress" in pol["types"] and not pol["egress"])
+        ]
+        if not mine or not (denies or "polic" in words):
+            continue
+        parts = [
+            f"{pol['name']} ("
+            + ", ".join(x for x in (_rules(pol, "Ingress"), _rules(pol, "Egress")) if x)
+            + ")"
+            for pol in mine[:6]
+        ]
+        allows = [pol["name"] for pol in mine if pol not in denies]
+        out.append(
+            link(
+                None,
+                f"NetworkPolicies selecting {workload.name}: {'; '.join(parts)}. Policies add "
+                "up: "
+                + (
+                    f"traffic is allowed by {', '.join(allows)} where its rules admit it, "
+                    "and only what no rule admits is dropped"
+                    if allows
+                    else "with no allow rule beside the deny, everything it denies is dropped"
+                )
+                + ".",
+                nid,
+                about=workload,
+            )
+        )
+    return out
+
+
+ONE_OFF_AFTER = 3  # quiet lines after a single failure line that make it a one-off
+
+
+def logs_explained(ctx: Ctx) -> list[Claim | None]:
+    """Every warning or error line read, grouped by what it says, with why it is harmless
+    here: the program says it coped (retries, serves cached data, rejected a caller's
+    input) and the pod is Ready."""
+    out: list[Claim | None] = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("previous"):
+            continue
+        lines = text.lines_of([str(x) for x in ev.data or []])
+        loud = [ln for ln in lines if ln.severity >= 1]
+        pod = str(ev.args.get("pod"))
+        ref = ctx.ref("Pod", pod, str(ev.args.get("namespace") or ctx.ns))
+        if not loud:
+            latest = f'; its latest line: "{short(lines[-1].text, 140)}"' if lines else ""
+            out.append(
+                link(
+                    None,
+                    f"The log of {pod} ({len(lines)} lines read) has no warnings or errors"
+                    f"{latest}.",
+                    ev.id,
+                    about=ref,
+                )
+            )
+            continue
+        groups: dict[str, list[text.Line]] = {}
+        for ln in loud:
+            groups.setdefault(text.template(ln.text), []).append(ln)
+        parts = []
+        for said, group in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:3]:
+            coped = text.handled(" ".join(ln.text for ln in group))
+            quiet = sum(1 for ln in lines if ln.index > group[-1].index and ln.severity == 0)
+            once = (
+                f"once, then {quiet} lines without a warning or error: a one-off"
+                if len(group) == 1 and quiet >= ONE_OFF_AFTER
+                else ""
+            )
+            notes = "; ".join(x for x in (coped, once) if x)
+            parts.append(f'{len(group)}x "{short(said, 100)}"' + (f" ({notes})" if notes else ""))
+        all_handled = all(text.handled(" ".join(ln.text for ln in g)) for g in groups.values())
+        probes = text.health_checkers([ln.text for ln in loud])
+        verdict = (
+            f"every one comes from {probes}, which open a connection and close it without "
+            "speaking TLS or HTTP: the load balancer's health checks, expected and harmless"
+            if probes
+            else "every one is an error the program handles, benign for availability"
+            if all_handled
+            else "the pod is Ready and serving, so none of them takes the service down"
+        )
+        out.append(
+            link(
+                None,
+                f"The log of {pod} has {len(loud)} warning/error line(s): "
+                + "; ".join(parts)
+                + f" — {verdict}.",
+                ev.id,
+                about=ref,
+            )
+        )
+    return out
+
+
+def alert_explained(ctx: Ctx) -> list[Claim | None]:
+    alert = ctx.goal.alert
+    if alert is None:
+        return []
+    ns_id = ctx.facts.ok("k8s.namespace", namespace=ctx.ns)
+    ids = unique(ns_id.id if ns_id else None, ctx.facts.pods(ctx.ns)[1])
+    if (
+        HEARTBEATS.match(alert.name)
+        or "always firing" in " ".join(alert.annotations.values()).lower()
+    ):
+        why = (
+            f"Alert {alert.name} is a heartbeat that fires all the time by design (it proves the "
+            f"alerting pipeline works); it is not an incident"
+        )
+    else:
+        why = (
+            f"Alert {alert.name} fired, but nothing read about "
+            f"{alert.labels.get('namespace', ctx.ns)} shows a fault behind it"
+        )
+        severity = str(alert.labels.get("severity") or "").lower()
+        if severity in INFORMATIONAL:
+            why += (
+                f"; it is severity {severity}: informational by its own rule, for a dashboard "
+                "rather than a page"
+            )
+        why += _sidecar(ctx, str(alert.labels.get("container") or ""))
+        classes = sorted(
+            {str(x.get("priority_class")) for x in ctx.focus_pods if x.get("priority_class")}
+        )
+        if classes:
+            why += (
+                f"; the pods it is about run in PriorityClass {', '.join(classes)}, the rank "
+                "their owners gave them"
+            )
+    return [link(None, sentence(why), *ids, about=ctx.ref("Alert", alert.name, ""))]
+
+
+INFORMATIONAL = {"info", "informational", "none", "low", "notice", "debug"}
+
+
+def _sidecar(ctx: Ctx, container: str) -> str:
+    """'; it is about container config-reloader, a sidecar: the container that serves is
+    app': an alert on a helper container beside the one whose ports carry the traffic."""
+    if not container:
+        return ""
+    for pod in ctx.focus_pods:
+        names = [c["name"] for c in pod["containers"]]
+        if container not in names or len(names) < 2:
+            continue
+        serving = [
+            c["name"]
+            for c in pod["containers"]
+            if c["spec"] and c["spec"]["ports"] and c["name"] != container
+        ]
+        mine = next(c for c in pod["containers"] if c["name"] == container)
+        if serving and not (mine["spec"] and mine["spec"]["ports"]):
+            return (
+                f"; it is about container {container}, a sidecar that serves no port: the "
+                f"container that serves the traffic is {', '.join(serving)}, which it does not "
+                "slow down"
+            )
+    return ""
+
+
+def autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
+    hpas, hid = ctx.facts.hpas(ctx.ns)
+    out: list[Claim | None] = []
+    for h in hpas:
+        cpu: p.MetricValue | dict[str, int] = next(
+            (m for m in h["current_metrics"] if m.get("name") == "cpu"), {}
+        )
+        want: p.MetricTarget | dict[str, int] = next(
+            (m for m in h["target_metrics"] if m.get("name") == "cpu"), {}
+        )
+        pinned = h["min_replicas"] is not None and h["min_replicas"] == h["max_replicas"]
+        if h["current_replicas"] == h["min_replicas"] and pinned:
+            out.append(
+                link(
+                    None,
+                    f"HPA {h['name']} is pinned by design: minReplicas = maxReplicas = "
+                    f"{h['min_replicas']}, so it runs at its maximum whatever the load; CPU is "
+                    f"{cpu.get('utilization', '?')}% against a {want.get('utilization', '?')}% "
+                    "target, so the load would need fewer, not more (an at-max alert here is "
+                    "the pin, not a capacity limit).",
+                    hid,
+                    about=ctx.ref("HorizontalPodAutoscaler", h["name"]),
+                )
+            )
+        elif h["current_replicas"] == h["min_replicas"]:
+            out.append(
+                link(
+                    None,
+                    f"HPA {h['name']} sits at its minReplicas {h['min_replicas']} by design: "
+                    "CPU is "
+                    f"{cpu.get('utilization', '?')}% against a {want.get('utilization', '?')}% "
+                    f"target, so "
+                    "there is no load to scale for.",
+                    hid,
+                    about=ctx.ref("HorizontalPodAutoscaler", h["name"]),
+                )
+            )
+    return out
+
+
+def scaled_down_explained(ctx: Ctx) -> list[Claim | None]:
+    """A Service with no endpoints because the workload it selects is scaled to 0 replicas:
+    its selector is right and nothing runs behind it by its spec (a canary between releases,
+    a paused worker); said with what routes to it (a canary Ingress and its weight)."""
+    svcs, sid = ctx.facts.services(ctx.ns)
+    out: list[Claim | None] = []
+    for svc in svcs:
+        eps, eid = ctx.facts.endpoints(ctx.ns, svc["name"])
+        if not svc["selector"] or eps is None or eps["ready"]:
+            continue
+        idle = scaled_to_zero(ctx, svc)
+        if not idle:
+            continue
+        routed = [
+            f"Ingress {ing['name']} (canary weight {ing['canary'].get('canary-weight', '?')})"
+            if ing.get("canary")
+            else f"Ingress {ing['name']}"
+            for ing in ctx.facts.ingresses(ctx.ns)[0]
+            if any(b.get("service") == svc["name"] for b in ing["backends"])
+        ]
+        out.append(
+            link(
+                None,
+                f"Service {svc['name']} has no endpoints because {idle[0]['name']}, the "
+                f"workload it selects, is scaled to 0 replicas (replicas: 0 in its spec): the "
+                "selector is right and nothing runs behind it by its spec, and nothing that "
+                "was read fails for want of it (scale it up if it should serve)"
+                + (f"; it is routed by {', '.join(routed)}" if routed else "")
+                + ".",
+                sid,
+                eid,
+                about=ctx.ref("Service", svc["name"]),
+            )
+        )
+    return out
+
+
+def jobs_explained(ctx: Ctx) -> list[Claim | None]:
+    jobs, jid = ctx.facts.jobs(ctx.ns)
+    out: list[Claim | None] = []
+    for job in jobs:
+        done = any(
+            c.get("type") == "Complete" and c.get("status") == "True" for c in job["conditions"]
+        )
+        if done:
+            out.append(
+                link(
+                    None,
+                    f"Job {job['name']} completed ({job['succeeded']} succeeded): its pods are "
+                    f"Completed, not broken.",
+                    jid,
+                    about=ctx.ref("Job", job["name"]),
+                )
+            )
+    return out

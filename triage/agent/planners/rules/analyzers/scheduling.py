@@ -167,10 +167,13 @@ def _held_by_old_pods(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:
         return ""
     surge = _scaled(dep.get("max_surge"), replicas, "25%", up=True)
     held = ", ".join(f"{x['name']} on {x['node']}" for x in old[:3])
+    written = {
+        k: "25%" if dep.get(k) is None else dep.get(k) for k in ("max_surge", "max_unavailable")
+    }
     return (
         f"; the {', '.join(scarce)} it needs is held by the old pod(s) of the same Deployment "
-        f"({held}), and its rolling update (maxSurge {dep.get('max_surge') or '25%'} = {surge}, "
-        f"maxUnavailable {dep.get('max_unavailable') or '25%'} = 0 of {replicas} replica(s)) "
+        f"({held}), and its rolling update (maxSurge {written['max_surge']} = {surge}, "
+        f"maxUnavailable {written['max_unavailable']} = 0 of {replicas} replica(s)) "
         "removes no old pod before a new one is Ready: the new pod waits for what the old "
         "one holds, and the rollout never progresses (strategy Recreate, or maxUnavailable 1, "
         "frees it first)"

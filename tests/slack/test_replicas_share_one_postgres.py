@@ -188,7 +188,16 @@ def test_a_rolling_restart_under_50_mentions_loses_and_doubles_nothing(
             wait_for(lambda: shared.inbox.count(State.DONE) < 50, 1, "work in flight")
             server.stop()  # SIGTERM: its requests go back to the inbox
             server.start()
-        wait_for(lambda: shared.inbox.count(State.DONE) == 50, 300, "every answer")
+        try:
+            wait_for(lambda: shared.inbox.count(State.DONE) == 50, 300, "every answer")
+        except AssertionError as e:  # say where the others are: state, attempts, last step
+            rows = [shared.row(i) for i in ids]
+            late = [
+                (r.get("state"), r.get("attempts"), sorted(r.get("steps") or {})[-3:])
+                for r in rows
+                if r.get("state") != "done"
+            ]
+            raise AssertionError(f"{e}; not done: {late[:6]} ({len(late)} in all)") from e
     finally:
         for s in servers:
             s.stop()

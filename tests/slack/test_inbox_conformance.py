@@ -169,6 +169,28 @@ def test_a_released_request_is_due_again_after_its_backoff(inboxes):
     assert again.attempts == 2
 
 
+def test_a_request_handed_back_at_shutdown_keeps_its_attempts(inboxes):
+    """A rolling update stops every replica in turn: each SIGTERM hands the request back, and
+    none of those hand-backs is a failed attempt (only failures and silent deaths count)."""
+    inbox = inboxes.open()
+    inbox.accept(_inbound())
+    for restart in range(5):
+        got = inbox.claim(f"replica{restart}", lease_s=30, now=100.0 + restart)
+        assert got is not None
+        assert got.attempts == 1
+        inbox.release(got, retry_in_s=0, counted=False, now=100.0 + restart)
+
+    failed = inbox.claim("replica9", lease_s=30, now=200.0)
+    assert failed is not None
+    inbox.release(failed, retry_in_s=0, now=200.0)  # a failure counts
+    died = inbox.claim("replica10", lease_s=1, now=201.0)
+    assert died is not None
+    assert died.attempts == 2
+    taken_over = inbox.claim("replica11", lease_s=30, now=203.0)  # died without a word
+    assert taken_over is not None
+    assert taken_over.attempts == 3
+
+
 def test_pruning_deletes_finished_requests_only(inboxes):
     inbox = inboxes.open()
     old = time.time() - 30 * 86400

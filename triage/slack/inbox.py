@@ -340,12 +340,25 @@ class Inbox:
             (State.QUEUED.value, time.time(), request_id, State.WAITING.value),
         )
 
-    def release(self, claimed: Claimed, *, retry_in_s: float, now: float | None = None) -> None:
-        """Give the request back after a failure; it becomes due again in `retry_in_s`."""
+    def release(
+        self,
+        claimed: Claimed,
+        *,
+        retry_in_s: float,
+        counted: bool = True,
+        now: float | None = None,
+    ) -> None:
+        """Give the request back; it becomes due again in `retry_in_s`. After a failure the
+        attempt counts. A request handed back because this process is shutting down
+        (`counted=False`: SIGTERM in a rolling update, a node drain) was not tried and failed,
+        so its attempt is taken back: restarts alone never use up a request's attempts. A
+        holder that dies without handing back (kill -9, OOM) is not heard from, so that
+        attempt still counts, which is what bounds a request that kills every process."""
         now = time.time() if now is None else now
+        attempts = "attempts" if counted else "CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END"
         self._update(
-            "UPDATE slack_inbox SET holder = NULL, lease_until = ?, steps = ?, updated_at = ? "
-            "WHERE id = ? AND holder = ?",
+            f"UPDATE slack_inbox SET holder = NULL, lease_until = ?, steps = ?, updated_at = ?, "  # noqa: S608
+            f"attempts = {attempts} WHERE id = ? AND holder = ?",
             (now + retry_in_s, json.dumps(claimed.steps), now, claimed.inbound.id, claimed.holder),
         )
 

@@ -204,9 +204,13 @@ class Worker:
             return
         except asyncio.CancelledError:
             # Shutting down: hand the request straight back so a restart or another replica
-            # carries on now instead of after the lease (its steps say where it was).
+            # carries on now instead of after the lease (its steps say where it was). Not a
+            # failure: the attempt is given back (a rolling restart of every replica must not
+            # use up a request's attempts).
             with contextlib.suppress(Exception):
-                self.inbox.release(claimed, retry_in_s=self._in_flight_s(messages))
+                self.inbox.release(
+                    claimed, retry_in_s=self._in_flight_s(messages), counted=False
+                )
             raise
         except (SlackError, InboxError) as e:  # the outside world: one line, then retried
             log.warning(

@@ -19,7 +19,7 @@ A scenario passes when all four hold. An answer that fails class, facts or wrong
 `verified` is a wrong cause the judge let through; the bench counts those separately.
 
     .venv/bin/python -m bench.rca_corpus [--split dev|heldout|all] [--scenario NAME ...] \\
-        [--planner rules|llm] [--json-out results.json] [--reveal-heldout]
+        [--planner rules|llm] [--json-out results.json] [--answers DIR] [--reveal-heldout]
 
 Held-out scenarios are shown under an opaque id (`heldout-<hash>`) with no facts or answers,
 unless --reveal-heldout: people working on the diagnosis read the bench's output, and must not
@@ -421,6 +421,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="control plane state dir (default: the test suite's, reused when healthy)",
     )
     parser.add_argument(
+        "--answers",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep each answer (the CLI's JSON) as DIR/<scenario>.json (dev scenarios only, "
+        "unless --reveal-heldout)",
+    )
+    parser.add_argument(
         "--reveal-heldout",
         action="store_true",
         help="show held-out scenarios by name, with their facts and answers",
@@ -470,6 +478,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             result.seconds = time.perf_counter() - start
             result.exit_code = code
             result.alert = alert_mode
+            if doc is not None and args.answers and (args.reveal_heldout or not sc.heldout):
+                args.answers.mkdir(parents=True, exist_ok=True)
+                (args.answers / f"{sc.name}.json").write_text(json.dumps(doc, indent=2) + "\n")
             if doc is None:
                 result.error = f"exit {code}, no JSON on stdout: {stderr.strip()[-300:]}"
             else:

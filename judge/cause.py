@@ -104,6 +104,7 @@ class Claimed:
     pods: Callable[[], list[Json] | None]
     jobs: frozenset[str] | None
     service_namespaces: frozenset[str] = frozenset()
+    quoted: tuple[str, ...] = ()  # log lines the chain quotes ("… fail with: <line>")
 
 
 Predicate = Callable[[Reads, str, Claimed], tuple[bool | None, str]]
@@ -283,10 +284,44 @@ def _refused_or_failing(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool |
     return holds, f"{what}, or a pod whose log says a cloud API refused it"
 
 
+QUOTE_CHARS = 40  # how much of a quoted log line the judge looks for in the logs itself
+
+
+def quoted_lines(texts: list[str]) -> tuple[str, ...]:
+    """The log lines a chain quotes after "…: " ("its pods log: <line>", "fail with: <line>"),
+    their first QUOTE_CHARS characters: what the judge looks for in the pods' logs itself."""
+    out = []
+    for t in texts:
+        for marker in ("fail with: ", "pods log: ", "log the failure: ", "exits with: "):
+            if marker in t:
+                quote = t.split(marker, 1)[1].strip()[:QUOTE_CHARS].strip()
+                if len(quote) >= 12:
+                    out.append(quote)
+    return tuple(dict.fromkeys(out))
+
+
+def _failing_or_logged(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
+    """A setting or a bug can fail requests while the pods stay Ready (the probe does not
+    touch what fails): then the judge's own read of their current log must show the line the
+    chain quotes."""
+    holds, what = _failing_workload(reads, ns, claimed)
+    if holds or not claimed.quoted:
+        return holds, what
+    pods = claimed.pods()
+    if pods:
+        pattern = re.compile("|".join(re.escape(q) for q in claimed.quoted))
+        seen, _ = symptoms.first_logged(reads, ns, pods, pattern, previous=False)
+        if seen:
+            return True, "a pod whose current log has the failure the chain quotes"
+        if seen is None and holds is False:
+            holds = None
+    return holds, f"{what}, or a pod whose log has the failure the chain quotes"
+
+
 SIGNATURES: dict[CauseClass, Predicate] = {
     CauseClass.OOM_KILLED: _on_pods(_oom, "a container whose last termination was OOMKilled"),
-    CauseClass.BAD_CONFIG: _failing_workload,
-    CauseClass.APPLICATION_ERROR: _failing_workload,
+    CauseClass.BAD_CONFIG: _failing_or_logged,
+    CauseClass.APPLICATION_ERROR: _failing_or_logged,
     CauseClass.IMAGE_PULL: _on_pods(
         lambda p: _waiting(p, _PULL), "a container waiting on its image"
     ),
@@ -327,8 +362,9 @@ def root_cause_matches_cluster(inp: JudgeInput, reads: Reads, out: Findings) -> 
         for kind, _, rest in [c.subject.partition("/")]
         if kind == "Service" and rest.partition("/")[0]
     )
+    quoted = quoted_lines([c.text for c in draft.root_cause])
     holds, what = signature(
-        reads, ns, Claimed(lambda: claimed_pods(inp, reads, ns), jobs, service_ns)
+        reads, ns, Claimed(lambda: claimed_pods(inp, reads, ns), jobs, service_ns, quoted)
     )
     if holds is None:
         out.missing.append(f"could not read the cluster to confirm '{cls}' ({what})")

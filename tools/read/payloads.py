@@ -15,7 +15,7 @@ read. ConfigMaps: names (and key names), never data.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class ContainerState(TypedDict, total=False):
@@ -174,6 +174,9 @@ class PodTemplate(TypedDict):
     volumes: list[Volume]
     node_selector: dict[str, str]
     annotations: dict[str, str]  # template annotations (restart stamps, checksums), redacted
+    # every other setting of the template, flattened path -> value (shapes.settings): what a
+    # release can change beyond the fields above (dnsPolicy, ports, securityContext, volumes)
+    settings: NotRequired[dict[str, str]]
 
 
 class Deployment(TypedDict):

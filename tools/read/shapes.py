@@ -181,9 +181,78 @@ def volumes(spec: Json) -> list[p.Volume]:
     return out
 
 
+# What `template` already carries field by field (diffed by name, env values redacted): the
+# flattened settings leave them out. Everything else in a pod template is a setting.
+_TYPED_CONTAINER_KEYS = frozenset(
+    {
+        "name",
+        "image",
+        "env",
+        "envFrom",
+        "command",
+        "args",
+        "resources",
+        "livenessProbe",
+        "readinessProbe",
+        "startupProbe",
+    }
+)
+_TYPED_SPEC_KEYS = frozenset(
+    {"containers", "initContainers", "serviceAccountName", "serviceAccount", "nodeSelector"}
+)
+MAX_SETTINGS = 200  # paths kept of one template (a template rarely has 60)
+
+
+def _flatten(value: Any, path: str, out: dict[str, str]) -> None:
+    """`out[path] = value` for every scalar under `value`. A list of named items (ports,
+    volumes, mounts) is keyed by name (`ports[http]`), so reordering is no change; any other
+    list is one value, its items in order."""
+    if len(out) >= MAX_SETTINGS:
+        return
+    if isinstance(value, dict):
+        for k in sorted(value):
+            _flatten(value[k], f"{path}.{k}" if path else str(k), out)
+    elif isinstance(value, list):
+        if value and all(isinstance(v, dict) and v.get("name") for v in value):
+            for v in value:
+                _flatten({k: x for k, x in v.items() if k != "name"}, f"{path}[{v['name']}]", out)
+        elif value:
+            out[path] = clipped(", ".join(_compact(v) for v in value))
+    elif value is not None:
+        out[path] = clipped(str(value).lower() if isinstance(value, bool) else value)
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_compact(value[k])}" for k in sorted(value)) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_compact(v) for v in value) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def settings(tmpl: Json) -> dict[str, str]:
+    """Every setting of a pod template as `path -> value`, but what `template` carries field by
+    field: `dnsPolicy`, `securityContext.runAsUser`, `containers[app].ports[http].containerPort`,
+    `volumes[scratch].emptyDir.medium`, `labels.app`. Complete by construction, so a diff of two
+    revisions' settings names whatever else a release changed."""
+    spec = tmpl.get("spec") or {}
+    out: dict[str, str] = {}
+    labels = {
+        k: v for k, v in (get(tmpl, "metadata", "labels") or {}).items() if k != "pod-template-hash"
+    }
+    _flatten({k: v for k, v in spec.items() if k not in _TYPED_SPEC_KEYS}, "", out)
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or []:
+            rest = {k: v for k, v in c.items() if k not in _TYPED_CONTAINER_KEYS}
+            _flatten(rest, f"{key}[{c.get('name', '')}]", out)
+    _flatten(labels, "labels", out)
+    return out
+
+
 def template(tmpl: Json) -> p.PodTemplate:
     spec = tmpl.get("spec") or {}
     return {
+        "settings": settings(tmpl),
         "containers": [container_spec(c) for c in spec.get("containers") or []],
         "init_containers": [container_spec(c) for c in spec.get("initContainers") or []],
         "service_account": spec.get("serviceAccountName"),

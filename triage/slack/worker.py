@@ -208,9 +208,7 @@ class Worker:
             # failure: the attempt is given back (a rolling restart of every replica must not
             # use up a request's attempts).
             with contextlib.suppress(Exception):
-                self.inbox.release(
-                    claimed, retry_in_s=self._in_flight_s(messages), counted=False
-                )
+                self.inbox.release(claimed, retry_in_s=self._in_flight_s(messages), counted=False)
             raise
         except (SlackError, InboxError) as e:  # the outside world: one line, then retried
             log.warning(

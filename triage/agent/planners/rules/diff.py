@@ -2,8 +2,10 @@
 
 Field by field, the things a release changes and an SRE checks first: images, env vars
 (added, removed, renamed, changed — values redacted upstream), command and args, resources,
-probes, volumes and the ConfigMaps/Secrets they reference, the ServiceAccount. A rename is an
-env var removed and another added with the same value, or with the same shape of name.
+probes, volumes and the ConfigMaps/Secrets they reference, the ServiceAccount; then every other
+setting of the template, path by path (`dnsPolicy`, `securityContext.runAsUser`, a port, an
+emptyDir's medium, a label), so nothing a release changed goes unsaid. A rename is an env var
+removed and another added with the same value, or with the same shape of name.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from tools.read import payloads as p
 
 @dataclass(frozen=True)
 class Change:
-    what: str  # image, env, args, resources, probe, volume, service_account
+    what: str  # image, env, args, resources, probe, volume, service_account, setting, label
     container: str
     before: str | None
     after: str | None
@@ -123,4 +125,38 @@ def diff(old: p.PodTemplate, new: p.PodTemplate) -> list[Change]:
     after = {f"{v.get('kind')}:{v.get('ref') or v.get('name')}" for v in new["volumes"]}
     out += [Change("volume", "", v, None, f"volume {v} removed") for v in sorted(before - after)]
     out += [Change("volume", "", None, v, f"volume {v} added") for v in sorted(after - before)]
+    images = [(c.before or "", c.after or "") for c in out if c.what == "image"]
+    return out + [
+        c
+        for c in settings_diff(old.get("settings") or {}, new.get("settings") or {})
+        # a version label that follows the image's tag says nothing the image does not
+        if not (
+            c.what == "label"
+            and any((c.after or "?") in a and (c.before or "?") in b for b, a in images)
+        )
+    ]
+
+
+# A volume's source is diffed above as the volume itself (kind and what it names).
+_AS_VOLUMES = (".configMap.name", ".secret.secretName", ".persistentVolumeClaim.claimName")
+
+
+def settings_diff(old: dict[str, str], new: dict[str, str]) -> list[Change]:
+    """Every other setting of the template that differs (tools/read/shapes.py `settings`):
+    spec fields first, labels last (a release's version label changes with every release)."""
+    out: list[Change] = []
+    for path in sorted(old.keys() | new.keys(), key=lambda k: (k.startswith("labels."), k)):
+        was, now = old.get(path), new.get(path)
+        if was == now or path.endswith(_AS_VOLUMES):
+            continue
+        container = path.partition("[")[2].partition("]")[0] if "containers[" in path else ""
+        if was is None:
+            text = f"{path} set to {now}"
+        elif now is None:
+            text = f"{path} {was} removed"
+        else:
+            text = f"{path} {was} → {now}"
+        out.append(
+            Change("label" if path.startswith("labels.") else "setting", container, was, now, text)
+        )
     return out

@@ -10,10 +10,11 @@ from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, fact, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.diff import diff
+from triage.agent.planners.rules.diff import Change, diff
 from triage.agent.planners.rules.facts import Ref
 from triage.agent.planners.rules.reads import epoch
-from triage.core.models import Fact, FactOp, LinkRole, MutationProposal
+from triage.agent.planners.rules.settings import explaining
+from triage.core.models import Claim, Fact, FactOp, LinkRole, MutationProposal
 
 
 def pod_problem_pods(
@@ -122,6 +123,37 @@ def last_healthy(ctx: Ctx, ref: Ref) -> tuple[p.ReplicaSet | None, p.ReplicaSet 
     newest = revisions[-1]
     served = [r for r in revisions[:-1] if r["ready"] > 0 or r["available"] > 0]
     return newest, (served[-1] if served else revisions[-2]), hid
+
+
+def release_changes(ctx: Ctx, ref: Ref) -> tuple[list[Change], str, str | None]:
+    """What the failing revision changed against the last healthy one, the revision pair
+    ("1 to 2") and the rollout history's evidence id; nothing when there is no pair."""
+    newest, good, hid = last_healthy(ctx, ref)
+    if newest is None or good is None or hid is None:
+        return [], "", hid
+    return (
+        diff(good["template"], newest["template"]),
+        f"{good['revision']} to {newest['revision']}",
+        hid,
+    )
+
+
+def setting_explains(ctx: Ctx, ref: Ref, line: str) -> tuple[Claim, str] | None:
+    """When the release changed a setting of the family that governs the failure `line`
+    describes (rules/settings.py): the cause link naming that change, and the change's words."""
+    changes, revisions, hid = release_changes(ctx, ref)
+    found = explaining(line, changes)
+    if found is None or hid is None:
+        return None
+    change, what = found
+    claim = link(
+        LinkRole.CAUSE,
+        f"Revision {revisions.split(' to ')[1]} of {ref.name} changed {change.text} (revision "
+        f"{revisions}); {what}, and the new pods fail with: {short(line, 200)}",
+        hid,
+        about=ref,
+    )
+    return (claim, change.text) if claim is not None else None
 
 
 def changed_since_healthy(ctx: Ctx, ref: Ref, finding: Finding, field: str | None = None) -> None:

@@ -27,6 +27,7 @@ from triage.agent.planners.rules.analyzers.common import (
     ports_of,
     probe_of,
     recovered,
+    setting_explains,
 )
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -361,6 +362,11 @@ def _config(
                     about=ref,
                 )
                 break
+    if not named:
+        explained = setting_explains(ctx, ref, line.text)
+        if explained is not None:  # the release changed the setting that governs this failure
+            cause_link, change = explained
+            cause = f"{ref.name}'s release changed {change}, and it now exits with: {detail}"
     if credentials:
         cause = f"{ref.name}'s database credentials are refused: {detail}"
     f = Finding(

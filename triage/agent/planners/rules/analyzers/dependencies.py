@@ -15,6 +15,7 @@ from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.network import nearest_labels
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.diff import Change
 from triage.agent.planners.rules.facts import Ref, selects, workload_of
 from triage.agent.planners.rules.reads import hosts_failing
 from triage.core.causes import CauseClass
@@ -789,3 +790,47 @@ def _no_endpoints(
             f"{caller.name} recovers."
         ],
     )
+
+
+_CONTAINER_PORT = re.compile(r"^containers\[[^\]]*\]\.ports\[[^\]]*\]\.containerPort$")
+
+
+def stale_policy_port(ctx: Ctx, ref: Ref, changes: list[Change], pods: list[p.Pod]) -> Claim | None:
+    """A release that moved a container port (8080 → 8000) leaves every object that names the
+    old number stale: a NetworkPolicy selecting the new pods whose ingress rules open the old
+    port and not the new one drops every connection to them (probes are not subject to
+    policy, so the pods stay Ready). The cause link naming that policy, or None."""
+    policies, pid = ctx.facts.network_policies(ctx.ns)
+    if not policies or not pods or pid is None:
+        return None
+    for change in changes:
+        path = change.text.split(" ", 1)[0]
+        if change.what != "setting" or not _CONTAINER_PORT.match(path):
+            continue
+        try:
+            old, new = int(change.before or ""), int(change.after or "")
+        except ValueError:
+            continue
+        target = pods[0]
+        selecting = _selecting(policies, target, "Ingress")
+        rules = [
+            (pol, ports)
+            for pol in selecting
+            for ports in (pol["ingress_ports"] or [[] for _ in pol["ingress"]])
+        ]
+        if not rules or any(not ports or _admits_port(ports, new, target) for _, ports in rules):
+            continue  # some rule opens every port or the new one: not this
+        stale = [pol for pol, ports in rules if any(x.split("/")[-1] == str(old) for x in ports)]
+        if not stale:
+            continue
+        pol = stale[0]
+        return link(
+            LinkRole.CAUSE,
+            f"NetworkPolicy {pol['name']} admits {_peers_text(pol)} to {ref.name}'s pods on port "
+            f"{old} only, but the release moved the container port {old} → {new} ({path}): "
+            f"every connection to port {new} is dropped while the pods stay Ready (kubelet "
+            "probes are not subject to NetworkPolicy).",
+            pid,
+            about=ctx.ref("NetworkPolicy", ctx.ns, pol["name"]),
+        )
+    return None

@@ -22,7 +22,10 @@ from triage.agent.planners.rules.analyzers.common import (
     changed_since_healthy,
     last_healthy,
     limit_source,
+    release_changes,
+    setting_explains,
 )
+from triage.agent.planners.rules.analyzers.dependencies import stale_policy_port
 from triage.agent.planners.rules.chain import Finding, Strength, chain, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import (
@@ -113,6 +116,14 @@ def _deploys(ctx: Ctx) -> list[tuple[Ref, float, str | None]]:
 _LOGS_THE_FAILURE = "The new revision's pods log the failure: "
 
 
+def _pods_of_revision(ctx: Ctx, newest: ReplicaSet | None) -> list[p.Pod]:
+    return [
+        x
+        for x in ctx.facts.pods(ctx.ns)[0]
+        if newest is not None and x["owner"] is not None and x["owner"]["name"] == newest["name"]
+    ]
+
+
 def _what_the_release_does(
     ctx: Ctx, ref: Ref, newest: ReplicaSet | None, deployed: float
 ) -> list[Claim]:
@@ -120,11 +131,7 @@ def _what_the_release_does(
     series that stepped at the deploy (queries per request, a pool's wait) — or, failing both,
     the rollout itself is the cause (the link before is promoted)."""
     out: list[Claim] = []
-    pods = [
-        x
-        for x in ctx.facts.pods(ctx.ns)[0]
-        if newest is not None and x["owner"] is not None and x["owner"]["name"] == newest["name"]
-    ]
+    pods = _pods_of_revision(ctx, newest)
     for pod in pods[:2]:
         for c in pod["containers"]:
             log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
@@ -271,6 +278,51 @@ def regression(ctx: Ctx) -> list[Finding]:
             )
             if finding.chain[-1].role is not C:
                 finding.chain[-1] = finding.chain[-1].model_copy(update={"role": C})
+            explained = setting_explains(ctx, ref, said) if said else None
+            if explained is not None:
+                # the release changed the setting that governs the failure its pods log:
+                # that setting is the cause, the log line its mechanism, the image innocent
+                cause_link, change = explained
+                finding.cls = CauseClass.BAD_CONFIG
+                finding.strength = Strength.INFERRED
+                finding.cause = (
+                    f"{ref.name}'s release changed {change}, and its pods now fail with: "
+                    f"{short(str(said), 160)}"
+                )
+                finding.summary = (
+                    f"The {what} rose to {fmt(peak)} after {ref.name}'s release changed {change}"
+                )
+                finding.chain = [
+                    *finding.chain[:-1],
+                    finding.chain[-1].model_copy(update={"role": M}),
+                    cause_link,
+                ]
+                finding.follow_ups = [
+                    f"Set it back ({change}) or roll back; then check why the change was made."
+                ]
+            elif not said:
+                policy_link = stale_policy_port(
+                    ctx, ref, release_changes(ctx, ref)[0], _pods_of_revision(ctx, newest)
+                )
+                if policy_link is not None:
+                    # the release moved a port that a NetworkPolicy still opens by its old
+                    # number: the policy is the cause, the deploy what made it stale
+                    finding.cls = CauseClass.NETWORK_POLICY_BLOCKING
+                    finding.strength = Strength.INFERRED
+                    finding.cause = policy_link.text
+                    finding.summary = (
+                        f"The {what} rose to {fmt(peak)} after {ref.name}'s release moved its "
+                        "port past what a NetworkPolicy admits"
+                    )
+                    finding.chain = [
+                        *finding.chain[:-1],
+                        finding.chain[-1].model_copy(update={"role": M}),
+                        policy_link,
+                    ]
+                    finding.follow_ups = [
+                        "Open the new port in the NetworkPolicy (or name the port in it, so it "
+                        "follows the container's), then keep the policy with the chart."
+                    ]
             changed_since_healthy(ctx, ref, finding)
             out.append(finding)
             break

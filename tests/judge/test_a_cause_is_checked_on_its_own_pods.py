@@ -60,9 +60,10 @@ def _matches(pod: dict[str, Any], args: dict[str, Any]) -> bool:
 class Cluster:
     """The judge's reads from fixed data, honouring selectors the way the apiserver does."""
 
-    def __init__(self, broken: str | None = None) -> None:
+    def __init__(self, broken: str | None = None, logs: dict[str, list[str]] | None = None) -> None:
         self.broken = broken
         self.pod_reads: list[dict[str, Any]] = []
+        self.logs = logs or {}
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         if name == self.broken:
@@ -78,6 +79,8 @@ class Cluster:
             data = [p for p in PODS if _matches(p, args)]
         elif name == "k8s.deployments":
             data = DEPLOYMENTS
+        elif name == "k8s.logs" and not args.get("previous"):
+            data = self.logs.get(str(args.get("pod")), [])
         status = ToolStatus.OK if data else ToolStatus.NO_DATA
         return ToolResult(tool=name, args=args, status=status, excerpt="", data=data)
 
@@ -140,3 +143,40 @@ def test_the_workload_is_read_by_its_selector_not_the_whole_namespace() -> None:
     _verdict("Deployment/shop/batch", "why", cluster)
     assert cluster.pod_reads
     assert all(r.get("label_selector") or r.get("field_selector") for r in cluster.pod_reads)
+
+
+RESOLVE = "[ioredis] Unhandled error event: Error: getaddrinfo ENOTFOUND coupon-redis.cache"
+
+
+def _config_verdict(cluster: Cluster) -> list[str]:
+    ev = Evidence(id="E1", tool="k8s.logs", args={}, status=ToolStatus.OK, excerpt="ok", digest="")
+    candidate = RCADraft(
+        title="DNS",
+        summary="lookups fail",
+        root_cause_class="bad_config",
+        impact="requests fail",
+        root_cause=(
+            Claim(
+                text=f"Revision 2 of checkout changed dnsPolicy ClusterFirst → Default; names "
+                f"resolve through the pod's DNS settings, and the new pods fail with: {RESOLVE}",
+                evidence=("E1",),
+                role=LinkRole.CAUSE,
+                subject="Deployment/shop/checkout",
+            ),
+        ),
+    )
+    goal = intake.parse(f"checkout returns 500s in namespace {NS}", now=1e9)
+    inp = JudgeInput.build(goal, candidate, [ev], redactor=Redactor())
+    verdict = Judge(cluster).judge(inp, record=False)
+    return [*verdict.met, *verdict.missing]
+
+
+def test_a_setting_that_fails_requests_of_ready_pods_is_checked_in_their_log() -> None:
+    """checkout's pods are Ready: the judge's own read of their log must show the quoted line."""
+    logged = Cluster(logs={"checkout-7c9d-bbbbb": ["GET /healthz 200", RESOLVE + " (retrying)"]})
+    lines = _config_verdict(logged)
+    assert any("'bad_config' agrees with the cluster" in x and "quotes" in x for x in lines)
+
+    clean = Cluster(logs={"checkout-7c9d-bbbbb": ["GET /healthz 200", "GET /v1/coupons 200"]})
+    lines = _config_verdict(clean)
+    assert any("'bad_config' contradicts the cluster" in x for x in lines)

@@ -51,8 +51,10 @@ def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
     for c in reads.items("k8s.cronjobs", namespace=ns) or []:
         if c.get("suspend"):
             bad.append((f"CronJob/{ns}/{c['name']}", "suspended"))
-    for claim in reads.items("k8s.pvcs", namespace=ns) or []:
-        if claim.get("phase") == "Pending":
+    claims = reads.items("k8s.pvcs", namespace=ns) or []
+    waiting = _waiting_for_consumer(reads, ns, claims)
+    for claim in claims:
+        if claim.get("phase") == "Pending" and claim.get("name") not in waiting:
             bad.append((f"PersistentVolumeClaim/{ns}/{claim['name']}", "Pending"))
     for d in reads.items("k8s.daemonsets", namespace=ns) or []:
         if int(d.get("ready") or 0) < int(d.get("desired") or 0):
@@ -65,6 +67,44 @@ def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
                 (f"HorizontalPodAutoscaler/{ns}/{h['name']}", "at its maximum, wanting more")
             )
     return bad
+
+
+def _waiting_for_consumer(reads: Reads, ns: str, claims: list[Json]) -> set[str]:
+    """Pending claims that Kubernetes holds Pending by design, on the judge's own reads: their
+    StorageClass binds on first consumer (volumeBindingMode WaitForFirstConsumer) and no pod
+    of the namespace mounts them, so nothing has asked for the volume yet."""
+    pending = [c for c in claims if c.get("phase") == "Pending" and c.get("storage_class")]
+    if not pending:
+        return set()
+    classes = {
+        str(sc.get("name")): sc for sc in reads.items("k8s.storage_classes") or [] if sc.get("name")
+    }
+    pods = reads.items("k8s.pods", namespace=ns)
+    if pods is None:
+        return set()
+    mounted = {str(c) for p in pods for c in p.get("claims") or []}
+    return {
+        str(c["name"])
+        for c in pending
+        if (classes.get(str(c["storage_class"])) or {}).get("binding_mode")
+        == "WaitForFirstConsumer"
+        and str(c["name"]) not in mounted
+    }
+
+
+def _ingress_policies(reads: Reads, ns: str, pods: list[Json]) -> list[str]:
+    """Names of the ingress NetworkPolicies selecting any of `pods` (a policy with an empty
+    selector selects the whole namespace): each drops what none of its rules admits."""
+    out = []
+    for pol in reads.items("k8s.network_policies", namespace=ns) or []:
+        selector = pol.get("pod_selector") or {}
+        if "Ingress" not in (pol.get("types") or []):
+            continue
+        if not selector or any(
+            all((p.get("labels") or {}).get(k) == v for k, v in selector.items()) for p in pods
+        ):
+            out.append(str(pol.get("name")))
+    return out
 
 
 def _rolled_out(d: Json) -> bool:
@@ -225,6 +265,15 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
         out.missing.append(f"{failed}, a failed call 'no fault' does not explain")
     for why in symptoms.unconfirmed(inp.reported, reads, ns, asked, inp.now, inp.words):
         out.missing.append(f"{why}: 'no fault' does not answer it")
+    if symptoms.Reported.UNREACHABLE in inp.reported:
+        said = " ".join(c.text for c in (*draft.root_cause, *draft.contributing_factors))
+        for pol in _ingress_policies(reads, ns, asked):
+            if pol not in said:
+                out.missing.append(
+                    f"NetworkPolicy {pol} selects the pods asked about and drops what its rules "
+                    "do not admit: 'no fault' to a report of failed or dropped connections must "
+                    "say what it admits"
+                )
     if "logs" in inp.checks and not any(
         o.name == "k8s.logs" and o.status is ToolStatus.OK for o in inp.outcomes
     ):

@@ -94,6 +94,9 @@ _REPORTS: dict[Reported, re.Pattern[str]] = {
         r"|\bconn(ection)?s? (\w+ )?(refused|reset|errors?|fail\w*|timed? ?out)\b|\bunreachable\b"
         r"|\bconnect(ion|ing)? tim(e|es|ed)[ -]?outs?\b"
         r"|\bECONNREFUSED\b|\bno route\b|\bNXDOMAIN\b|\bno such host\b"
+        # a dropped packet is a connection that did not get through (Hubble, Cilium, iptables)
+        r"|\b(dropped|dropping|drops?)\b[^.?!]{0,25}\b(packets?|connections?|traffic|SYNs?|flows?)\b"
+        r"|\bpackets?\b[^.?!]{0,25}\bdrop"
         r"|\b(dns|name resolution|lookups?)\b[^.?!]{0,20}\b(fail\w*|errors?|issues?|problems?|"
         r"broken|timeouts?|not work\w*)|\b(fail\w*|errors?|issues?|problems?)\b[^.?!]{0,20}"
         r"\b(dns|name resolution)\b",

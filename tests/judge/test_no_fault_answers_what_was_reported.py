@@ -46,6 +46,8 @@ REPORTS = [
     ("worker cannot connect to redis", {Reported.UNREACHABLE}),
     ("getting connection refused from the db", {Reported.UNREACHABLE}),
     ("pods fail to resolve the kafka hostname, DNS?", {Reported.UNREACHABLE}),
+    ("hubble shows a steady stream of dropped packets to the db", {Reported.UNREACHABLE}),
+    ("cilium drops SYNs from the analytics namespace", {Reported.UNREACHABLE}),
     ("the nightly export hasn't run since tuesday", {Reported.NOT_RUN}),
     ("the weekly digest emails haven't gone out since the migration", {Reported.NOT_RUN}),
     ("our backup cronjob stopped running after the upgrade", {Reported.NOT_RUN}),
@@ -65,6 +67,7 @@ NOT_REPORTS = [
     "the job wrote 503 rows instead of 600, did it fail?",
     "no timeouts and no 5xx so far, but the pods restarted twice. why?",
     "it isn't slow and users can reach it, but memory climbs",
+    "we dropped the old index last night, is search ok?",
 ]
 
 
@@ -96,10 +99,14 @@ class Cluster:
         cronjobs: list[dict[str, Any]] | None = None,
         events: list[dict[str, Any]] | None = None,
         deployments: list[dict[str, Any]] | None = None,
+        policies: list[dict[str, Any]] | None = None,
     ):
         self.ratio, self.latency, self.log = ratio, latency, log
         self.cronjobs = cronjobs or []
         self.events, self.deployments = events or [], deployments or []
+        self.policies = policies or []
+        self.claims: list[dict[str, Any]] = []
+        self.classes: list[dict[str, Any]] = []
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         data: Any = []
@@ -115,6 +122,12 @@ class Cluster:
             data = self.events
         elif name == "k8s.deployments":
             data = self.deployments
+        elif name == "k8s.network_policies":
+            data = self.policies
+        elif name == "k8s.pvcs":
+            data = self.claims
+        elif name == "k8s.storage_classes":
+            data = self.classes
         elif name == "prom.metric_names":
             data = ["http_request_duration_seconds_sum", "http_request_duration_seconds_count"]
             data = data if self.latency is not None else []
@@ -174,6 +187,34 @@ def test_failed_connections_in_the_log_contradict_no_fault() -> None:
     assert any("reports failed connections: api-1 logs" in m for m in missing)
     clean = ["INFO GET /v1/items 200 12ms"]
     assert _no_fault("api can't reach the database", Cluster(FLAT, FLAT, clean)) == []
+
+
+def test_no_fault_to_dropped_connections_must_say_what_the_policies_admit() -> None:
+    """The pods' own log cannot show a connection a policy dropped before it reached them:
+    each ingress policy selecting them must be named, with what it admits."""
+    allow = {
+        "name": "api-allow-frontend",
+        "pod_selector": {},
+        "types": ["Ingress"],
+        "ingress": [[{"pods": {"app": "frontend"}}]],
+        "ingress_ports": [["TCP/8080"]],
+    }
+    policed = Cluster(FLAT, FLAT, ["INFO GET /v1/items 200 12ms"], policies=[allow])
+    missing = _no_fault("hubble shows dropped packets going to api", policed)
+    assert any("NetworkPolicy api-allow-frontend selects the pods" in m for m in missing)
+    other = dict(allow, pod_selector={"app": "someone-else"})
+    unselected = Cluster(FLAT, FLAT, ["INFO GET /v1/items 200 12ms"], policies=[other])
+    assert _no_fault("hubble shows dropped packets going to api", unselected) == []
+
+
+def test_a_claim_waiting_for_its_first_consumer_is_no_fault_and_any_other_pending_is() -> None:
+    cluster = Cluster(FLAT, FLAT, [])
+    cluster.claims = [{"name": "scratch", "phase": "Pending", "storage_class": "gp3"}]
+    cluster.classes = [{"name": "gp3", "binding_mode": "WaitForFirstConsumer"}]
+    assert _no_fault("is anything wrong with api?", cluster) == []
+    cluster.classes = [{"name": "gp3", "binding_mode": "Immediate"}]
+    missing = _no_fault("is anything wrong with api?", cluster)
+    assert any("PersistentVolumeClaim scratch is Pending" in m for m in missing)
 
 
 def _cron(schedule: str, last: str | None) -> dict[str, Any]:

@@ -286,6 +286,9 @@ class StorageClass(TypedDict):
     name: str
     provisioner: str | None
     default: bool
+    # Immediate (the default) or WaitForFirstConsumer: a claim of the latter stays Pending,
+    # by design, until a pod that mounts it is scheduled (the volume is made in its zone)
+    binding_mode: NotRequired[str]
 
 
 class MetricValue(TypedDict):

@@ -401,6 +401,7 @@ def storage_class(obj: Json) -> p.StorageClass:
         "provisioner": obj.get("provisioner"),
         "default": get(meta, "annotations", "storageclass.kubernetes.io/is-default-class")
         == "true",
+        "binding_mode": str(obj.get("volumeBindingMode") or "Immediate"),
     }
 
 

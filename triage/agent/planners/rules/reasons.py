@@ -16,7 +16,9 @@ import re
 from tools.read import payloads as p
 from triage.agent.planners.rules import meanings, quantities, text
 from triage.agent.planners.rules.analyzers.common import _ts, recovered
+from triage.agent.planners.rules.analyzers.dependencies import peer_text
 from triage.agent.planners.rules.analyzers.network import scaled_to_zero
+from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
 from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects, series_values
@@ -164,6 +166,37 @@ def _memory_parts(ctx: Ctx, workload: str, container: str) -> tuple[str, str | N
     if cache > rss:
         said += ", which the kernel reclaims under pressure before it OOM-kills: not a leak"
     return said, last["memory_rss"][1]
+
+
+def claims_explained(ctx: Ctx) -> list[Claim | None]:
+    """A Pending claim of a StorageClass that binds on first consumer, which no pod mounts:
+    the PV controller waits, by design, until a pod that mounts it is scheduled (so the
+    volume is made where that pod runs); it binds at the workload's first run."""
+    pvcs, pid = ctx.facts.pvcs(ctx.ns)
+    classes, sid = ctx.facts.storage_classes()
+    by_name = {c["name"]: c for c in classes}
+    pods = ctx.facts.pods(ctx.ns)[0]
+    out: list[Claim | None] = []
+    for claim in pvcs:
+        sc = by_name.get(claim["storage_class"] or "")
+        if claim["phase"] != "Pending" or sc is None or not waits_for_consumer(sc):
+            continue
+        if any(claim["name"] in x["claims"] for x in pods):
+            continue
+        out.append(
+            link(
+                None,
+                f"PersistentVolumeClaim {claim['name']} is Pending as expected: StorageClass "
+                f"{sc['name']} has volumeBindingMode WaitForFirstConsumer, so the claim is bound "
+                "(and its volume provisioned) only when a pod that mounts it is scheduled, and "
+                "no pod mounts it yet (the workload that uses it has not run); it is not a "
+                "provisioning fault.",
+                pid,
+                sid,
+                about=ctx.ref("PersistentVolumeClaim", claim["name"]),
+            )
+        )
+    return out[:2]
 
 
 def restarts_explained(ctx: Ctx) -> list[Claim | None]:
@@ -518,9 +551,18 @@ def _rules(pol: p.NetworkPolicy, direction: str) -> str:
         return f"{direction.lower()}: nothing (deny)"
     said = []
     for rule, rule_ports in zip(peers, ports, strict=False):
-        who = "anywhere" if not rule else f"{len(rule)} peer(s)"
+        who = "anywhere" if not rule else " or ".join(peer_text(x) for x in rule[:4])
         said.append(who + (f" on {', '.join(rule_ports)}" if rule_ports else ""))
     return f"{direction.lower()} allowed from/to " + "; ".join(said)
+
+
+# A request about traffic that does not get through: policies, drops, denials, the tools that
+# count them (Cilium's Hubble, Calico), refused or timed-out connections.
+_ABOUT_TRAFFIC = re.compile(
+    r"polic|netpol|\bdrop|\bdenied\b|\bblock|firewall|hubble|cilium|calico"
+    r"|connection (refused|reset|timed? ?out)|can'?t (reach|connect)|cannot (reach|connect)",
+    re.I,
+)
 
 
 def policies_explained(ctx: Ctx) -> list[Claim | None]:
@@ -547,7 +589,7 @@ def policies_explained(ctx: Ctx) -> list[Claim | None]:
             if ("Ingress" in pol["types"] and not pol["ingress"])
             or ("Egress" in pol["types"] and not pol["egress"])
         ]
-        if not mine or not (denies or "polic" in words):
+        if not mine or not (denies or _ABOUT_TRAFFIC.search(words)):
             continue
         parts = [
             f"{pol['name']} ("
@@ -563,7 +605,9 @@ def policies_explained(ctx: Ctx) -> list[Claim | None]:
                 "up: "
                 + (
                     f"traffic is allowed by {', '.join(allows)} where its rules admit it, "
-                    "and only what no rule admits is dropped"
+                    "and what no rule admits (any other pod or namespace) is dropped by design: "
+                    "drops of such traffic are the policy working as intended, not a fault of "
+                    f"{workload.name}"
                     if allows
                     else "with no allow rule beside the deny, everything it denies is dropped"
                 )

@@ -647,7 +647,7 @@ def _peers_text(pol: p.NetworkPolicy, *, egress: bool = False) -> str:
     )
     return (
         "; ".join(
-            _peer_text(peer) + (f" ({', '.join(ports)})" if ports and egress else "")
+            peer_text(peer) + (f" ({', '.join(ports)})" if ports and egress else "")
             for peers, ports in rules
             for peer in peers
         )
@@ -655,7 +655,7 @@ def _peers_text(pol: p.NetworkPolicy, *, egress: bool = False) -> str:
     )
 
 
-def _peer_text(peer: p.PolicyPeer) -> str:
+def peer_text(peer: p.PolicyPeer) -> str:
     if "cidr" in peer:
         unless = peer.get("cidr_except") or []
         return f"ipBlock {peer['cidr']}" + (f" except {', '.join(unless)}" if unless else "")

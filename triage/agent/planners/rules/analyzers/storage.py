@@ -85,6 +85,11 @@ def _no_volume_fits(ctx: Ctx, claim: p.PVC) -> tuple[str, str | None] | None:
     )
 
 
+def waits_for_consumer(sc: p.StorageClass | None) -> bool:
+    """The class binds a claim only once a pod that mounts it is scheduled."""
+    return sc is not None and sc.get("binding_mode") == "WaitForFirstConsumer"
+
+
 def pvc_pending(ctx: Ctx) -> list[Finding]:
     pvcs, pid = ctx.facts.pvcs(ctx.ns)
     pending = [c for c in pvcs if c["phase"] == "Pending"]
@@ -110,6 +115,8 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
         sc = claim["storage_class"]
         advice = "Use an existing StorageClass or install the provisioner it needs."
         users = [x for x in ctx.facts.pods(ctx.ns)[0] if claim["name"] in x["claims"]]
+        if not users and waits_for_consumer(names.get(claim["storage_class"] or "")):
+            continue  # Pending by design until its first pod: reasons.claims_explained
         ref = (
             ctx.workload_ref(users[0]) if users else ctx.ref("PersistentVolumeClaim", claim["name"])
         )

@@ -127,12 +127,14 @@ def _one_change(path_change: tuple[str, Any, Any]) -> list[Any]:
 def test_a_failure_is_laid_on_the_changed_setting_that_governs_it() -> None:
     dns = _one_change(("dnsPolicy", "ClusterFirst", "Default"))
     found = explaining("Error: getaddrinfo ENOTFOUND coupon-redis.cache.svc.cluster.local", dns)
-    assert found is not None and found[0].text == "dnsPolicy ClusterFirst → Default"
+    assert found is not None
+    assert found[0].text == "dnsPolicy ClusterFirst → Default"
     assert "DNS" in found[1]
 
     sc = _one_change(("securityContext.runAsUser", 0, 10001))
     found = explaining("open /var/cache/nginx/client_temp: permission denied", sc)
-    assert found is not None and "runAsUser" in found[0].text
+    assert found is not None
+    assert "runAsUser" in found[0].text
 
     memory = _one_change(("hostNetwork", False, True))
     assert explaining("listen tcp :8080: bind: address already in use", memory) is not None

@@ -128,3 +128,37 @@ def test_a_connect_timeout_is_a_failed_connection_not_slowness(words: str, kind:
     assert kind in found
     if kind is Reported.UNREACHABLE:
         assert Reported.SLOW not in found
+
+
+# How servers announce where they listen (uvicorn, gunicorn, Node's http, Go's net/http
+# wrappers, Spring Boot, Rails' puma, nginx) — loopback ones, and ones that are not.
+LISTENS: list[tuple[str, bool]] = [
+    ("INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)", True),
+    ("Listening on localhost:3000", True),
+    ("* Listening on http://127.0.0.1:9292", True),
+    ("server started, bound to [::1]:8080", True),
+    ("[INFO] Listening at: http://0.0.0.0:8000 (1)", False),
+    ("Tomcat started on port 8080 (http) with context path ''", False),
+    ("Listening on :8080", False),
+    ("connection to 127.0.0.1:5432 refused", False),  # a client's words, not a listener's
+    ("Listening on 10.127.0.1:80", False),
+]
+
+
+@pytest.mark.parametrize(("line", "loopback"), LISTENS)
+def test_a_loopback_listen_address_is_read_from_the_servers_words(
+    line: str, loopback: bool
+) -> None:
+    from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
+
+    assert (_LOOPBACK.search(line) is not None) is loopback
+
+
+@given(st.integers(min_value=1, max_value=200_000))
+def test_a_deadline_is_said_in_the_unit_it_is_a_whole_number_of(seconds: int) -> None:
+    from triage.agent.planners.rules.analyzers.workloads import _duration
+
+    n, unit = _duration(seconds).split()
+    size = {"second": 1, "minute": 60, "hour": 3600}[unit.removesuffix("s")]
+    assert int(n) * size == seconds
+    assert unit.endswith("s") is (int(n) != 1)

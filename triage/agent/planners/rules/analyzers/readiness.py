@@ -98,6 +98,30 @@ def _status_answer(
     return why, said_id
 
 
+# A server announcing the address it listens on, when that address is the loopback one:
+# "Uvicorn running on http://127.0.0.1:8000", "Listening on localhost:3000", "bound to [::1]".
+_LOOPBACK = re.compile(
+    r"\b(listen\w*|running|serving|bound|binding|started|starting|accepting)\b[^\n]{0,40}?"
+    r"(?<![\d.])(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\b",
+    re.I,
+)
+
+
+def _bound_to_loopback(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, str] | None:
+    """(why, log evidence id) when the container's log announces a loopback listen address."""
+    log, log_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+    line = next((ln for ln in log if _LOOPBACK.search(ln)), None) if log_id else None
+    if line is None or log_id is None:
+        return None
+    return (
+        f'the app listens on the loopback interface only (its log: "{short(line.strip(), 160)}"'
+        "): a server bound to 127.0.0.1 refuses connections to the pod IP, where the kubelet "
+        "probes and the Service sends traffic; its bind address must be 0.0.0.0 (all "
+        "interfaces)",
+        log_id,
+    )
+
+
 def readiness(ctx: Ctx) -> list[Finding]:
     out: list[Finding] = []
     seen: set[str] = set()
@@ -125,6 +149,7 @@ def readiness(ctx: Ctx) -> list[Finding]:
         said: text.Line | None = None
         said_id: str | None = None
         opened: set[str] = set()
+        loopback_only = False
         strength = Strength.STATED if probe_ev else Strength.INFERRED
         if probe.get("port") is not None and str(probe.get("port")) not in ports and ports:
             why = (
@@ -135,6 +160,9 @@ def readiness(ctx: Ctx) -> list[Finding]:
             why, said_id = _status_answer(ctx, pod, c, probe, code)
         elif "refused" in message:
             why = f"nothing listens where the probe connects ({target})"
+            if (bound := _bound_to_loopback(ctx, pod, c)) is not None:
+                why, said_id = bound  # up, bound where only the pod itself reaches it
+                loopback_only = True
         else:
             log, said_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
             said = text.telling(log) if said_id else None
@@ -156,7 +184,7 @@ def readiness(ctx: Ctx) -> list[Finding]:
                 eps_text = f"Service {svc['name']} has {eps['ready']} ready endpoint(s)."
                 break
         f = Finding(
-            cls=CauseClass.READINESS_PROBE_FAILING,
+            cls=CauseClass.BAD_CONFIG if loopback_only else CauseClass.READINESS_PROBE_FAILING,
             cause=f"{ref.name}'s readiness probe fails: {why}",
             summary=f"{ref.name}'s pods are Running but not Ready, so they get no traffic",
             impact=eps_text or f"{ref.name} receives no traffic.",

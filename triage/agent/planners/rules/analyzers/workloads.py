@@ -40,6 +40,20 @@ def _noted(annotations: dict[str, str]) -> str:
     return "; ".join(f"{k}: {v!r}" for k, v in list(annotations.items())[:3])
 
 
+def _duration(seconds: object) -> str:
+    try:
+        s = int(str(seconds))
+    except ValueError:
+        return "?"
+
+    def plural(n: int, unit: str) -> str:
+        return f"{n} {unit}" + ("" if n == 1 else "s")
+
+    if s % 3600 == 0 and s >= 3600:
+        return plural(s // 3600, "hour")
+    return plural(s // 60, "minute") if s % 60 == 0 and s >= 60 else plural(s, "second")
+
+
 def jobs(ctx: Ctx) -> list[Finding]:
     """A failed Job: the symptom link for the chain its pods' analysis completes (see
     `attach_job`), or a deadline that ended it."""
@@ -57,12 +71,16 @@ def jobs(ctx: Ctx) -> list[Finding]:
         if cond is None or cond.get("reason") != "DeadlineExceeded":
             continue
         ref = ctx.ref("Job", job["name"])
+        # The Job controller, not the program, ended it: the deadline is a setting of the Job,
+        # and the number to look at first (seconds, not minutes, is a common slip).
         out.append(
             Finding(
-                cls=CauseClass.APPLICATION_ERROR,
-                cause=f"Job {job['name']} ran past its activeDeadlineSeconds "
-                f"({job['active_deadline_s']}s) and was stopped: "
-                f"{short(str(cond.get('message') or ''), 160)}",
+                cls=CauseClass.BAD_CONFIG,
+                cause=f"Job {job['name']} was stopped by its own activeDeadlineSeconds "
+                f"({job['active_deadline_s']}s = {_duration(job['active_deadline_s'])}): "
+                f"{short(str(cond.get('message') or ''), 160)}; the Job controller ends the "
+                "run at that deadline whatever the program is doing, so the deadline is too "
+                "short for the work unless the work hangs",
                 summary=f"Job {job['name']} failed: DeadlineExceeded",
                 impact=f"Job {job['name']} did not complete.",
                 chain=chain(

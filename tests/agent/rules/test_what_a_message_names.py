@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from judge.symptoms import _REPORTS, Reported
 from triage.agent.planners.rules import meanings, text
+from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
 from triage.agent.planners.rules.analyzers.scheduling import _scaled
+from triage.agent.planners.rules.analyzers.workloads import _duration
 
 SERVER_ERRORS: list[tuple[str, int | None]] = [
     # Vault's Go client, as a JSON log field with escaped newlines
@@ -149,15 +151,11 @@ LISTENS: list[tuple[str, bool]] = [
 def test_a_loopback_listen_address_is_read_from_the_servers_words(
     line: str, loopback: bool
 ) -> None:
-    from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
-
     assert (_LOOPBACK.search(line) is not None) is loopback
 
 
 @given(st.integers(min_value=1, max_value=200_000))
 def test_a_deadline_is_said_in_the_unit_it_is_a_whole_number_of(seconds: int) -> None:
-    from triage.agent.planners.rules.analyzers.workloads import _duration
-
     n, unit = _duration(seconds).split()
     size = {"second": 1, "minute": 60, "hour": 3600}[unit.removesuffix("s")]
     assert int(n) * size == seconds

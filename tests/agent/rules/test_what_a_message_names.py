@@ -160,3 +160,23 @@ def test_a_deadline_is_said_in_the_unit_it_is_a_whole_number_of(seconds: int) ->
     size = {"second": 1, "minute": 60, "hour": 3600}[unit.removesuffix("s")]
     assert int(n) * size == seconds
     assert unit.endswith("s") is (int(n) != 1)
+
+
+MISSING: list[tuple[str, str | None]] = [
+    ('Error: secret "dunning-smtp" not found', "dunning-smtp"),
+    ('configmaps "app-config" not found', "app-config"),
+    (r"couldn\'t start: secret \"tls-cert\" not found", "tls-cert"),
+    ('secret "db" found, key "password" missing', None),
+]
+
+
+@pytest.mark.parametrize(("message", "name"), MISSING)
+def test_the_missing_object_is_read_from_the_kubelets_words(message: str, name: str | None) -> None:
+    found = text.MISSING_OBJECT.search(message)
+    assert (found.group(2) if found else None) == name
+
+
+def test_what_a_secrets_maker_records_is_explained() -> None:
+    said = meanings.meaning("ErrUnsealFailed", "Failed to unseal: no key could decrypt secret")
+    assert said is not None
+    assert "re-sealed" in said

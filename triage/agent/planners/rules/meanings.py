@@ -59,6 +59,14 @@ MEANINGS: tuple[Meaning, ...] = (
         "a readiness probe that fails takes the pod out of its Services' endpoints until it "
         "passes again; it does not restart the container",
     ),
+    # what the controllers that make Secrets record when they cannot (their own reasons)
+    Meaning(
+        "ErrUnsealFailed",
+        re.compile(r"no key could decrypt", re.I),
+        "the sealed-secrets controller holds no private key that opens this SealedSecret: it "
+        "was sealed with another controller's public certificate (another cluster's, or a key "
+        "since lost), so it must be re-sealed with kubeseal against this cluster's certificate",
+    ),
     Meaning(
         "NodeNotReady",
         _ANY,

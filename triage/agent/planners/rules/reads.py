@@ -213,6 +213,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.webhooks"))
     out += warned_objects(ctx, events)
     out += configmap_keys(ctx, pods, events)
+    out += makers_of_missing(ctx, pods, events)
     out += affinity_namespaces(ctx)
     if _families_in_logs(ctx) & {text.Family.ACCESS_DENIED, text.Family.CREDENTIALS}:
         out.append(call("k8s.service_accounts", namespace=ns))  # the cloud identity it has
@@ -261,6 +262,21 @@ def configmap_keys(ctx: Ctx, pods: list[p.Pod], events: list[p.Event]) -> list[T
     return [  # ToolCall itself: `call`'s first parameter is already called name
         ToolCall(name="k8s.configmap_keys", args={"namespace": ctx.ns, "name": n})
         for n in list(dict.fromkeys(wanted))[:3]
+    ]
+
+
+def makers_of_missing(ctx: Ctx, pods: list[p.Pod], events: list[p.Event]) -> list[ToolCall]:
+    """Every event about a Secret or ConfigMap the kubelet says is missing, by its name and of
+    any kind: what makes such an object (a SealedSecret, an ExternalSecret, a cert-manager
+    Certificate, a sync job's custom resource) usually bears its name and records why it did
+    not make it."""
+    said = [str(e["message"]) for e in events] + [
+        str((c["state"] or {}).get("message") or "") for x in pods for c in x["containers"]
+    ]
+    wanted = [m.group(2) for line in said for m in [text.MISSING_OBJECT.search(line)] if m]
+    return [
+        ToolCall(name="k8s.events", args={"namespace": ctx.ns, "object_name": n})
+        for n in list(dict.fromkeys(wanted))[:2]
     ]
 
 

@@ -709,6 +709,11 @@ _MISSING_KEY = re.compile(
 )
 
 
+# The kubelet's words for a Secret or ConfigMap that is not there: `secret "smtp" not found`,
+# `configmaps "app-config" not found` (quotes escaped when the message is quoted again).
+MISSING_OBJECT = re.compile(r'\b(secrets?|configmaps?)\s+\\?"([\w.-]+)\\?"\s+not found', re.I)
+
+
 def missing_config_key(message: str) -> tuple[str, str | None] | None:
     """(the key, the ConfigMap when the message names it) for a missing-key message."""
     m = _MISSING_KEY.search(message)

@@ -9,7 +9,7 @@ import difflib
 import re
 
 from tools.read import payloads as p
-from triage.agent.planners.rules import text
+from triage.agent.planners.rules import meanings, text
 from triage.agent.planners.rules.analyzers.common import (
     changed_since_healthy,
     command_of,
@@ -20,6 +20,7 @@ from triage.agent.planners.rules.analyzers.common import (
 from triage.agent.planners.rules.analyzers.containers import _last, _state
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import Ref
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -135,6 +136,33 @@ def _mount_failed(ctx: Ctx, pod: p.Pod) -> str | None:
 _SECRET_NOT_FOUND = re.compile(r"secrets? \\?\"([\w.-]+)\\?\" not found", re.I)
 
 
+def _maker_says(ctx: Ctx, message: str) -> tuple[str, str, Ref] | None:
+    """What the object that should make the missing Secret or ConfigMap says about it: the
+    newest event of another kind (SealedSecret, ExternalSecret, Certificate, …) recorded
+    under the same name (reads.makers_of_missing), warnings first."""
+    found = text.MISSING_OBJECT.search(message)
+    if found is None:
+        return None
+    name = found.group(2)
+    events, eid = ctx.facts.events_about(ctx.ns, name)
+    theirs = [
+        e
+        for e in events
+        if e["object"]["name"] == name and e["object"]["kind"] not in ("Pod", "Secret", "ConfigMap")
+    ]
+    if not theirs or eid is None:
+        return None
+    e = sorted(theirs, key=lambda x: (x["type"] == "Warning", str(x["last_seen"] or "")))[-1]
+    kind = str(e["object"]["kind"])
+    means = meanings.meaning(e["reason"], e["message"])
+    return (
+        f"{kind} {name}, which makes it, reports {e['reason']}: {short(str(e['message']), 200)}"
+        + (f" ({means})" if means else ""),
+        eid,
+        ctx.ref(kind, name),
+    )
+
+
 def config_reference(ctx: Ctx) -> list[Finding]:
     """A container that cannot be created or a volume that cannot be mounted because what it
     references (a ConfigMap, a Secret, a key) does not exist: the kubelet names it; the
@@ -179,6 +207,10 @@ def config_reference(ctx: Ctx) -> list[Finding]:
                 "of its own namespace: one created in another namespace (by cert-manager, a "
                 "sync job) must be created, or copied, in this one"
             )
+        maker = _maker_says(ctx, message)
+        if maker is not None:
+            said_text, maker_id, maker_ref = maker
+            cause += f"; {said_text}"
         f = Finding(
             cls=CauseClass.MISSING_CONFIG_REFERENCE,
             cause=cause,
@@ -210,6 +242,11 @@ def config_reference(ctx: Ctx) -> list[Finding]:
             explains={str(ref)},
             follow_ups=["Create the missing ConfigMap/Secret (or key), or fix the reference."],
         )
+        if maker is not None:  # why it is missing, in the words of what makes it
+            f.chain.append(
+                link(C, said_text[0].upper() + said_text[1:] + ".", maker_id, about=maker_ref)
+                or f.chain[-1]
+            )
         if f.chain and f.chain[-1].role is not C:
             f.chain[-1] = f.chain[-1].model_copy(update={"role": C})
         changed_since_healthy(ctx, ref, f, field="volume")

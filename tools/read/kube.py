@@ -100,6 +100,8 @@ class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
                     "labels": pod["labels"],
                     "containers": [c["name"] for c in pod["containers"]],
                     "args": _first_command(pod),
+                    "requests": _requests(pod),
+                    "started": pod["start_time"],
                 }
             )
         excerpt = f"{len(found)} pod(s): " + ", ".join(
@@ -244,6 +246,14 @@ class KubeReader(WorkloadReads, NetworkReads, PolicyReads):
             return data, excerpt, digest(raw)
 
         return self._result("k8s.rcareport", {"namespace": namespace, "name": name}, produce)
+
+
+def _requests(pod: Pod) -> dict[str, str]:
+    out: dict[str, list[str]] = {}
+    for c in pod["containers"]:
+        for k, v in c["requests"].items():
+            out.setdefault(k, []).append(str(v))
+    return {k: "+".join(v) for k, v in out.items()}
 
 
 def _first_command(pod: Pod) -> str:

@@ -148,6 +148,10 @@ class PodRef(TypedDict):
     labels: dict[str, str]
     containers: list[str]
     args: str  # the first container's command and args, clipped (which class it serves)
+    # what its containers request, per resource, "+"-joined when several do ("1+500m"):
+    # who holds a node's GPUs, CPU or memory when a pod cannot fit there
+    requests: NotRequired[dict[str, str]]
+    started: NotRequired[str | None]
 
 
 class EventObject(TypedDict):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from judge.symptoms import _REPORTS, Reported
 from triage.agent.planners.rules import meanings, text
 from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
-from triage.agent.planners.rules.analyzers.scheduling import _scaled
+from triage.agent.planners.rules.analyzers.scheduling import _amount, _scaled
 from triage.agent.planners.rules.analyzers.workloads import _duration
 
 SERVER_ERRORS: list[tuple[str, int | None]] = [
@@ -180,3 +180,18 @@ def test_what_a_secrets_maker_records_is_explained() -> None:
     said = meanings.meaning("ErrUnsealFailed", "Failed to unseal: no key could decrypt secret")
     assert said is not None
     assert "re-sealed" in said
+
+
+@pytest.mark.parametrize(
+    ("value", "resource", "amount"),
+    [
+        ("1", "nvidia.com/gpu", 1.0),
+        ("1+1", "nvidia.com/gpu", 2.0),
+        ("500m+1", "cpu", 1.5),
+        ("1Gi+512Mi", "memory", 1.5 * 2**30),
+    ],
+)
+def test_what_a_pod_holds_is_summed_in_its_resources_unit(
+    value: str, resource: str, amount: float
+) -> None:
+    assert _amount(value, resource) == pytest.approx(amount)

@@ -221,6 +221,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
     out += hops(ctx)
     out += node_hops(ctx)
+    out += holder_hops(ctx)
     return out
 
 
@@ -349,6 +350,37 @@ def epoch(value: str | None) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+MAX_HOLDER_NODES = 3  # nodes whose pods are read to find who holds what a pod cannot get
+_SCARCE = re.compile(r"Insufficient ([\w./-]+)")
+
+
+def scarce_nodes(ctx: Ctx, pod: p.Pod, resource: str) -> list[p.Node]:
+    """The nodes a Pending pod could use for `resource`: those that have some of it and that
+    its nodeSelector admits; none when more than MAX_HOLDER_NODES do (a large pool's pods are
+    not read one node at a time)."""
+    nodes = [
+        n
+        for n in ctx.facts.nodes()[0]
+        if str(n["allocatable"].get(resource, "0")) not in ("0", "")
+        and all(n["labels"].get(k) == v for k, v in pod["node_selector"].items())
+    ]
+    return nodes if len(nodes) <= MAX_HOLDER_NODES else []
+
+
+def holder_hops(ctx: Ctx) -> list[ToolCall]:
+    """A pod the scheduler cannot fit for a resource (Insufficient nvidia.com/gpu): the pods
+    on the few nodes that have it, in every namespace, to say who holds it."""
+    wanted: list[str] = []
+    for pod in [x for x in ctx.focus_pods if x["phase"] == "Pending" and not x["node"]][:2]:
+        events, _ = ctx.facts.events_about(ctx.ns, pod["name"])
+        said = " ".join(str(e["message"]) for e in events if e["reason"] == "FailedScheduling")
+        for resource in dict.fromkeys(_SCARCE.findall(said)):
+            wanted += [n["name"] for n in scarce_nodes(ctx, pod, resource)]
+    return [
+        call("k8s.pods_on_node", node=n) for n in list(dict.fromkeys(wanted))[:MAX_HOLDER_NODES]
+    ]
 
 
 def node_hops(ctx: Ctx) -> list[ToolCall]:

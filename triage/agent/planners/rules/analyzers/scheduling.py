@@ -23,6 +23,7 @@ from triage.agent.planners.rules.analyzers.nodes import unhealthy, usable
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, workload_of
+from triage.agent.planners.rules.reads import scarce_nodes
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -88,7 +89,7 @@ def pending(ctx: Ctx) -> list[Finding]:
                 f"no node can fit pod {pod['name']}: it requests "
                 f"{', '.join(f'{k} {v}' for k, v in requests.items()) or 'nothing'}{largest} "
                 f"({', '.join(dict.fromkeys(capacity))})"
-            ) + _held_by_old_pods(ctx, pod, capacity)
+            ) + (_held_by_old_pods(ctx, pod, capacity) or _held_by(ctx, pod, capacity))
             cls = CauseClass.INSUFFICIENT_RESOURCES
         else:
             rules = []
@@ -139,6 +140,49 @@ def _scaled(value: int | str | None, replicas: int, default: str, *, up: bool) -
         exact = int(text[:-1]) * replicas / 100
         return math.ceil(exact) if up else math.floor(exact)
     return int(text) if text.isdigit() else 0
+
+
+def _amount(value: str, resource: str) -> float:
+    """A '+'-joined request (k8s.pods_on_node) in the resource's unit: cores for cpu, bytes for
+    memory and storage, a count for the rest (GPUs, hugepages counts, device plugins)."""
+    total = 0.0
+    for part in value.split("+"):
+        if resource == "cpu":
+            total += quantities.cpu_cores(part) or 0.0
+        elif resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages"):
+            total += quantities.quantity_bytes(part) or 0.0
+        else:
+            total += _qty(part)
+    return total
+
+
+def _held_by(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:
+    """'; nvidia.com/gpu on gpu-1 (2) is held by jupyterhub/jupyter-dnowak (1, since …) and …':
+    who holds the scarce resource on the few nodes that have it (read in every namespace by
+    reads.holder_hops), largest first. What a human frees or moves is one of these pods."""
+    scarce = [c.removeprefix("Insufficient ").strip() for c in capacity if c.startswith("Insuff")]
+    said = []
+    for resource in scarce[:2]:
+        for node in scarce_nodes(ctx, pod, resource):
+            held = [
+                (x, _amount(x["requests"][resource], resource))
+                for x in ctx.facts.pods_on_node(node["name"])[0]
+                if resource in (x.get("requests") or {}) and x["phase"] in ("Running", "Pending")
+            ]
+            held = sorted((h for h in held if h[1] > 0), key=lambda h: -h[1])
+            if not held:
+                continue
+            who = ", ".join(
+                f"{x['namespace']}/{x['name']} ({x['requests'][resource]}"
+                + (f", since {x['started']}" if x.get("started") else "")
+                + ")"
+                for x, _ in held[:3]
+            )
+            said.append(
+                f"{resource} on {node['name']} ({node['allocatable'].get(resource)} allocatable) "
+                f"is held by {who}"
+            )
+    return ("; " + "; ".join(said) + ": free it there or add capacity") if said else ""
 
 
 def _held_by_old_pods(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:

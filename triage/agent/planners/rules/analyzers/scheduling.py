@@ -324,7 +324,22 @@ def _why_not(pod: p.Pod, nodes: list[p.Node]) -> str:
     if selector and not matching:
         return f"; no node has the labels {', '.join(f'{k}={v}' for k, v in selector.items())}"
     blocked = []
+    spread = [a for a in pod["affinity"] if a.startswith("spread")]
     for n in matching[:3]:
+        if n["unschedulable"]:
+            zone = n["labels"].get("topology.kubernetes.io/zone")
+            blocked.append(
+                f"{n['name']}{f' (zone {zone})' if zone else ''} is cordoned (spec.unschedulable: "
+                "true, SchedulingDisabled): nothing new is placed there until it is uncordoned"
+                + (
+                    "; a topology spread constraint still counts its domain (nodeTaintsPolicy "
+                    "defaults to Ignore), with no pod there, so every other domain may hold at "
+                    "most maxSkew pods more than it"
+                    if spread
+                    else ""
+                )
+            )
+            continue
         taints = [
             f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}"
             for t in n["taints"]

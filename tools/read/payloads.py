@@ -79,6 +79,8 @@ class Volume(TypedDict, total=False):
     name: str
     kind: str  # persistentVolumeClaim, configMap, secret, emptyDir, hostPath, projected, ...
     ref: str  # the claim, ConfigMap or Secret it names
+    medium: str  # an emptyDir's medium: "Memory" is a tmpfs, counted as the container's memory
+    size_limit: str  # an emptyDir's sizeLimit
 
 
 class Container(TypedDict):

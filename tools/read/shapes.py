@@ -177,6 +177,10 @@ def volumes(spec: Json) -> list[p.Volume]:
         entry: Json = {"name": v.get("name", ""), "kind": kind}
         if ref_key and isinstance(v.get(kind), dict) and v[kind].get(ref_key):
             entry["ref"] = v[kind][ref_key]
+        if kind == "emptyDir" and isinstance(v.get(kind), dict):
+            for src, dst in (("medium", "medium"), ("sizeLimit", "size_limit")):
+                if v[kind].get(src):
+                    entry[dst] = str(v[kind][src])
         out.append(cast(p.Volume, entry))
     return out
 

@@ -197,6 +197,16 @@ def _what_grows(ctx: Ctx, pod: p.Pod, container: str) -> tuple[list[str], str] |
     return None
 
 
+def _memory_backed(pod: p.Pod, c: p.Container) -> tuple[str, str, str] | None:
+    """(volume, mount path, sizeLimit) of a memory-backed emptyDir the container mounts."""
+    tmpfs = {v["name"]: v for v in pod["volumes"] if v.get("medium") == "Memory"}
+    for mount in c["spec"]["mounts"] if c["spec"] else []:
+        name, _, path = mount.partition(" -> ")
+        if name in tmpfs and not path.rstrip("/").endswith("shm"):  # shm: IPC, not files
+            return name, path, str(tmpfs[name].get("size_limit") or "")
+    return None
+
+
 def oom(ctx: Ctx) -> list[Finding]:
     out: list[Finding] = []
     for pod, c in pod_problem_pods(ctx, _oom):
@@ -263,6 +273,43 @@ def oom(ctx: Ctx) -> list[Finding]:
                 follow_ups=[
                     f"Set {s.flag.split('=')[0].rstrip('0123456789kKmMgG')} below the limit (e.g. "
                     f"75% of {limit_text}) or raise the limit above it."
+                ],
+            )
+        elif (tmpfs := _memory_backed(pod, c)) is not None:
+            name, path, size = tmpfs
+            finding = Finding(
+                cls=CauseClass.OOM_KILLED,
+                cause=f"container {c['name']} writes into emptyDir {name} at {path}, which is "
+                f"memory-backed (medium: Memory, a tmpfs{f', sizeLimit {size}' if size else ''})"
+                f": files there are RAM charged to the container, so what it keeps there counts "
+                f"against its {limit_text} memory limit and the kernel kills it when they fill it",
+                summary=f"{ref.name} is OOM-killed at {limit_text}: its scratch files live in a "
+                "memory-backed emptyDir",
+                impact=f"{ref.name} restarts whenever its files in {path} and its heap reach "
+                f"{limit_text}.",
+                chain=chain(
+                    symptom,
+                    link(
+                        M,
+                        f"The working set grows with what is written to {path} (peak "
+                        f"{quantities.human(peak or 0)}) until the kill at {limit_text}.",
+                        mid,
+                        about=ref,
+                    )
+                    if trend
+                    else None,
+                    link(
+                        C,
+                        f"Volume {name} is an emptyDir with medium: Memory mounted at {path}: a "
+                        f"tmpfs whose pages count against limits.memory {limit_text}.",
+                        pods_id,
+                        about=ref,
+                    ),
+                ),
+                explains={str(ref)},
+                follow_ups=[
+                    f"Use a disk-backed emptyDir for {path} (drop medium: Memory), or give it a "
+                    "sizeLimit well below the memory limit and raise the limit by as much."
                 ],
             )
         elif (

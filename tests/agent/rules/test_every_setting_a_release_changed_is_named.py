@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tools.read import shapes
+from triage.agent.planners.rules.analyzers.memory import _memory_backed
 from triage.agent.planners.rules.diff import diff
 from triage.agent.planners.rules.settings import explaining
 
@@ -148,3 +149,26 @@ def test_a_setting_of_another_family_or_the_image_alone_explains_nothing() -> No
     new["spec"]["containers"][0]["image"] = "shop/coupon:9"
     image_only = diff(shapes.template(old), shapes.template(new))
     assert explaining("getaddrinfo ENOTFOUND redis", image_only) is None
+
+
+def _pod_with(volume: dict[str, Any], mount: str) -> Any:
+    raw = {
+        "metadata": {"name": "ingest-1", "namespace": "media"},
+        "spec": {
+            "containers": [
+                {"name": "app", "image": "x", "volumeMounts": [{"name": "v", "mountPath": mount}]}
+            ],
+            "volumes": [{"name": "v", **volume}],
+        },
+        "status": {"phase": "Running", "containerStatuses": [{"name": "app", "ready": True}]},
+    }
+    return shapes.pod(raw)
+
+
+def test_a_memory_backed_scratch_volume_is_found_on_the_container_that_writes_it() -> None:
+    pod = _pod_with({"emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}, "/scratch")
+    assert _memory_backed(pod, pod["containers"][0]) == ("v", "/scratch", "2Gi")
+    disk = _pod_with({"emptyDir": {}}, "/scratch")
+    assert _memory_backed(disk, disk["containers"][0]) is None
+    shm = _pod_with({"emptyDir": {"medium": "Memory"}}, "/dev/shm")
+    assert _memory_backed(shm, shm["containers"][0]) is None  # shared memory, sized for IPC

@@ -285,6 +285,9 @@ class PersistentVolume(TypedDict):
     storage_class: str | None
     capacity: str | None
     access_modes: list[str]
+    # where it can be attached: (label key, operator, values) of its required node affinity
+    # (a zonal disk: topology.kubernetes.io/zone In [eu-west-1a]); alternatives OR-ed
+    node_affinity: NotRequired[list[list[tuple[str, str, list[str]]]]]
     claim: str | None  # namespace/name of the claim it is bound or reserved for
 
 

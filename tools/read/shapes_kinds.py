@@ -391,6 +391,13 @@ def persistent_volume(obj: Json) -> p.PersistentVolume:
         "capacity": get(spec, "capacity", "storage"),
         "access_modes": [str(m) for m in spec.get("accessModes") or []],
         "claim": f"{ref.get('namespace')}/{ref.get('name')}" if ref.get("name") else None,
+        "node_affinity": [
+            [
+                (str(e.get("key")), str(e.get("operator")), [str(v) for v in e.get("values") or []])
+                for e in term.get("matchExpressions") or []
+            ]
+            for term in get(spec, "nodeAffinity", "required", "nodeSelectorTerms") or []
+        ],
     }
 
 

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from judge.symptoms import _REPORTS, Reported
+from tools.read import shapes_kinds
 from triage.agent.planners.rules import meanings, text
 from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
 from triage.agent.planners.rules.analyzers.scheduling import _amount, _scaled
@@ -195,3 +196,43 @@ def test_what_a_pod_holds_is_summed_in_its_resources_unit(
     value: str, resource: str, amount: float
 ) -> None:
     assert _amount(value, resource) == pytest.approx(amount)
+
+
+@pytest.mark.parametrize(
+    ("message", "pinned"),
+    [
+        ("0/3 nodes are available: 3 node(s) had volume node affinity conflict.", True),
+        ("0/5 nodes are available: 2 node(s) didn't match PersistentVolume's node affinity", True),
+        ("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.", False),
+    ],
+)
+def test_a_volume_pinned_elsewhere_is_read_in_both_wordings(message: str, pinned: bool) -> None:
+    assert (text.VOLUME_PINNED.search(message) is not None) is pinned
+
+
+def test_a_volumes_node_affinity_is_kept_as_requirements() -> None:
+    pv = shapes_kinds.persistent_volume(
+        {
+            "metadata": {"name": "pv-1"},
+            "spec": {
+                "claimRef": {"namespace": "kafka", "name": "data-kafka-0"},
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "topology.kubernetes.io/zone",
+                                        "operator": "In",
+                                        "values": ["eu-west-1a"],
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                },
+            },
+        }
+    )
+    assert pv["claim"] == "kafka/data-kafka-0"
+    assert pv.get("node_affinity") == [[("topology.kubernetes.io/zone", "In", ["eu-west-1a"])]]

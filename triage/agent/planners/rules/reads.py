@@ -222,6 +222,8 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out += hops(ctx)
     out += node_hops(ctx)
     out += holder_hops(ctx)
+    if any(text.VOLUME_PINNED.search(str(e["message"])) for e in events):
+        out.append(call("k8s.persistent_volumes"))  # where each bound volume may attach
     return out
 
 

@@ -709,6 +709,10 @@ _MISSING_KEY = re.compile(
 )
 
 
+# The scheduler's words for a pod whose bound volume may not attach where it could run, in
+# its older ("had volume node affinity conflict") and newer wording.
+VOLUME_PINNED = re.compile(r"volume node affinity conflict|PersistentVolume's node affinity")
+
 # The kubelet's words for a Secret or ConfigMap that is not there: `secret "smtp" not found`,
 # `configmaps "app-config" not found` (quotes escaped when the message is quoted again).
 MISSING_OBJECT = re.compile(r'\b(secrets?|configmaps?)\s+\\?"([\w.-]+)\\?"\s+not found', re.I)

@@ -17,9 +17,9 @@ import math
 import re
 
 from tools.read import payloads as p
-from triage.agent.planners.rules import quantities
+from triage.agent.planners.rules import quantities, text
 from triage.agent.planners.rules.analyzers.network import nearest_labels
-from triage.agent.planners.rules.analyzers.nodes import unhealthy, usable
+from triage.agent.planners.rules.analyzers.nodes import eligible, unhealthy, usable
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, workload_of
@@ -106,6 +106,7 @@ def pending(ctx: Ctx) -> list[Finding]:
                 )
                 + _why_not(pod, nodes)
                 + _no_peer(ctx, pod)
+                + (_volume_pinned(ctx, pod, nodes) if text.VOLUME_PINNED.search(msg) else "")
             )
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
         fit = usable(ctx, pod, nodes)
@@ -309,6 +310,35 @@ def _keys_no_node_has(pod: p.Pod, nodes: list[p.Node]) -> str:
             )
         )
     return "; " + "; ".join(out) if out else ""
+
+
+def _volume_pinned(ctx: Ctx, pod: p.Pod, nodes: list[p.Node]) -> str:
+    """'; claim data-kafka-0 is bound to volume pv-1, which may only be attached where
+    topology.kubernetes.io/zone is eu-west-1a, and no node kafka-0 may use is there (…)': a
+    bound volume's required node affinity (a zonal disk) against the nodes the pod's own
+    selector and tolerations allow."""
+    volumes, _ = ctx.facts.persistent_volumes()
+    allowed = eligible(pod, nodes)
+    said = []
+    for claim in pod["claims"]:
+        pv = next((v for v in volumes if v.get("claim") == f"{ctx.ns}/{claim}"), None)
+        if pv is None:
+            continue
+        for term in (pv.get("node_affinity") or [])[:1]:
+            for key, op, values in term:
+                if op != "In":
+                    continue
+                there = sorted({n["labels"].get(key, "none") for n in allowed})
+                if any(n["labels"].get(key) in values for n in allowed):
+                    continue
+                said.append(
+                    f"claim {claim} is bound to volume {pv['name']}, whose node affinity lets "
+                    f"it attach only where {key} is {' or '.join(values)}, and no node "
+                    f"{pod['name']} may use is there ({key} of those: {', '.join(there) or 'none'})"
+                    ": the volume cannot follow the pod, so a node must exist where the volume is "
+                    "(or the volume be recreated where the nodes are)"
+                )
+    return ("; " + "; ".join(said[:2])) if said else ""
 
 
 def _why_not(pod: p.Pod, nodes: list[p.Node]) -> str:

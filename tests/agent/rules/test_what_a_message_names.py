@@ -19,6 +19,7 @@ from triage.agent.planners.rules import meanings, text
 from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
 from triage.agent.planners.rules.analyzers.scheduling import _amount, _scaled
 from triage.agent.planners.rules.analyzers.workloads import _duration
+from triage.agent.planners.rules.reads import _METRICS_API
 
 SERVER_ERRORS: list[tuple[str, int | None]] = [
     # Vault's Go client, as a JSON log field with escaped newlines
@@ -236,3 +237,23 @@ def test_a_volumes_node_affinity_is_kept_as_requirements() -> None:
     )
     assert pv["claim"] == "kafka/data-kafka-0"
     assert pv.get("node_affinity") == [[("topology.kubernetes.io/zone", "In", ["eu-west-1a"])]]
+
+
+@pytest.mark.parametrize(
+    ("message", "api_down"),
+    [
+        (
+            "the HPA was unable to compute the replica count: failed to get cpu utilization: "
+            "unable to get metrics for resource cpu: unable to fetch metrics from resource "
+            "metrics API: the server is currently unable to handle the request "
+            "(get pods.metrics.k8s.io)",
+            True,
+        ),
+        ("failed to get cpu utilization: missing request for cpu in container app", False),
+        ("unable to get metric http_requests: no metrics returned from custom metrics API", False),
+    ],
+)
+def test_an_unreachable_resource_metrics_api_is_told_from_a_missing_request(
+    message: str, api_down: bool
+) -> None:
+    assert (_METRICS_API.search(message) is not None) is api_down

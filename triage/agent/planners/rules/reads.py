@@ -222,6 +222,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out += hops(ctx)
     out += node_hops(ctx)
     out += holder_hops(ctx)
+    out += metrics_api_hops(ctx)
     if any(text.VOLUME_PINNED.search(str(e["message"])) for e in events):
         out.append(call("k8s.persistent_volumes"))  # where each bound volume may attach
     return out
@@ -394,6 +395,42 @@ def node_hops(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.pods_on_node", node=node))
         spaces = sorted({x["namespace"] for x in ctx.facts.pods_on_node(node)[0]} - {ctx.ns})
         out += [call("k8s.pdbs", namespace=ns) for ns in spaces[:MAX_HOPS]]
+    return out
+
+
+# The resource metrics API (metrics.k8s.io) is served by metrics-server, labelled by its chart
+# (app.kubernetes.io/name) or by the upstream manifest (k8s-app).
+METRICS_SERVER = ("app.kubernetes.io/name=metrics-server", "k8s-app=metrics-server")
+_METRICS_API = re.compile(r"metrics\.k8s\.io|resource metrics API", re.I)
+
+
+def metrics_api_down(ctx: Ctx) -> bool:
+    """An HPA of the namespace says the resource metrics API itself does not answer."""
+    return any(
+        _METRICS_API.search(str(c.get("message") or "")) and c.get("status") == "False"
+        for h in ctx.facts.hpas(ctx.ns)[0]
+        for c in h["conditions"]
+    )
+
+
+def metrics_servers(ctx: Ctx) -> list[p.PodRef]:
+    """The pods serving the resource metrics API, not-ready ones first."""
+    found = [x for sel in METRICS_SERVER for x in ctx.facts.find_pods(sel)[0]]
+    unique = list({f"{x['namespace']}/{x['name']}": x for x in found}.values())
+    return sorted(unique, key=lambda x: x["ready"])
+
+
+def metrics_api_hops(ctx: Ctx) -> list[ToolCall]:
+    """An HPA that cannot reach the resource metrics API: the metrics-server pods, in whatever
+    namespace they run, and the log of the first that is not ready (why it serves nothing)."""
+    if not metrics_api_down(ctx):
+        return []
+    out = [call("k8s.find_pods", label_selector=sel) for sel in METRICS_SERVER]
+    for pod in metrics_servers(ctx)[:1]:
+        container = pod["containers"][0] if pod["containers"] else None
+        out.append(
+            call("k8s.logs", namespace=pod["namespace"], pod=pod["name"], container=container)
+        )
     return out
 
 

@@ -5,8 +5,10 @@ An HPA at its minimum with low load is by design, and said so (a reason for "no 
 from __future__ import annotations
 
 from tools.read import payloads as p
+from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.reads import _METRICS_API, METRICS_SERVER, metrics_servers
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -92,6 +94,32 @@ def _source_gone(ctx: Ctx, h: p.HPA, message: str) -> tuple[str, str | None] | N
     return None
 
 
+def _metrics_server_says(ctx: Ctx, message: str) -> tuple[str, str] | None:
+    """When the HPA cannot reach the resource metrics API: the metrics-server that serves it
+    (found in any namespace) and the failure its log gives, e.g. every kubelet scrape refused
+    for a certificate ("x509: … doesn't contain any IP SANs")."""
+    if not (_METRICS_API.search(message)):
+        return None
+    for pod in metrics_servers(ctx)[:1]:
+        container = pod["containers"][0] if pod["containers"] else None
+        log, lid = ctx.facts.logs(pod["namespace"], pod["name"], container, False)
+        line = text.telling(log) if lid else None
+        state = "not Ready" if not pod["ready"] else "Ready"
+        where = f"metrics-server ({pod['namespace']}/{pod['name']}, {state})"
+        if line is not None and lid is not None:
+            return (
+                f"the resource metrics API (metrics.k8s.io) is served by {where}, which cannot "
+                f'collect metrics: its log says "{short(line.text, 220)}"',
+                lid,
+            )
+        pods_id = (
+            ctx.facts.find_pods(METRICS_SERVER[0])[1] or ctx.facts.find_pods(METRICS_SERVER[1])[1]
+        )
+        if not pod["ready"] and pods_id is not None:
+            return f"the resource metrics API (metrics.k8s.io) is served by {where}", pods_id
+    return None
+
+
 def hpas(ctx: Ctx) -> list[Finding]:
     hpas_, hid = ctx.facts.hpas(ctx.ns)
     out = []
@@ -105,7 +133,7 @@ def hpas(ctx: Ctx) -> list[Finding]:
         if active and active.get("status") == "False":
             message = str(active.get("message") or "")
             missing_requests = "missing request" in message
-            source = _source_gone(ctx, h, message)
+            source = _source_gone(ctx, h, message) or _metrics_server_says(ctx, message)
             cause = (
                 f"HPA {h['name']} cannot compute its CPU utilization because {target}'s containers "
                 f"set no resources.requests.cpu ({short(message, 160)})"

@@ -117,6 +117,13 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
             rng(f"connections:{ns}", f"{name}{{{sel}}}")
         elif _MAX_CONNECTIONS.search(name):
             rng(f"max_connections:{ns}", f"max({name}{{{sel}}})")
+    if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
+        # a dependency held back by its CPU limit answers slowly whatever its pods say
+        rng(
+            f"throttling:{ns}",
+            f"sum by (pod, container) ({rate(SIGNALS['throttled'] + '{' + sel + '}')}) / "
+            f"sum by (pod, container) ({rate(SIGNALS['cfs_periods'] + '{' + sel + '}')})",
+        )
     if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
         rng(
             "volume_usage",

@@ -628,6 +628,8 @@ def hops(ctx: Ctx) -> list[ToolCall]:
                 call("k8s.network_policies", namespace=ns),
                 # the dependency's own state is analysed as the asked-about one's: its claims
                 call("k8s.pvcs", namespace=ns),
+                # the defaults admission gives its containers (a CPU limit nobody wrote)
+                call("k8s.limit_ranges", namespace=ns),
             ]
         out.append(call("k8s.endpoints", namespace=ns, service=svc))
         listed = ctx.facts.get("k8s.services", namespace=ns)

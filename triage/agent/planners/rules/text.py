@@ -490,7 +490,9 @@ _DNS_NAME = re.compile(
 )
 # Resolver wordings that name the host looked up: Go, Node, the JVM, libpq, curl/Python.
 _LOOKUP = re.compile(
-    r"\blookup (?P<a>[a-z][a-z0-9.-]*)|ENOTFOUND (?P<b>[a-z][a-z0-9.-]*)|"
+    # Go: "lookup redis on 10.96.0.10:53: no such host", "lookup redis: i/o timeout" (not the
+    # English "price lookup failed, …")
+    r"\blookup (?P<a>[a-z][a-z0-9.-]*)(?= on |: )|ENOTFOUND (?P<b>[a-z][a-z0-9.-]*)|"
     r"UnknownHostException: (?P<c>[a-z][a-z0-9.-]*)|translate host name \\?\"(?P<d>[^\"\\]+)|"
     r"resolve host(?:name)?: '?(?P<e>[a-z][a-z0-9.-]*)",
     re.I,

@@ -54,6 +54,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("storage.volume_full", storage.volume_full),
     ("metrics.regression", metrics.regression),
     ("metrics.throttling", metrics.throttling),
+    ("metrics.dependency_throttled", metrics.dependency_throttled),
     ("metrics.saturation", metrics.saturation),
 )
 

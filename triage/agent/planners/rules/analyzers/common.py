@@ -203,18 +203,26 @@ def healthy_revision_note(ctx: Ctx, ref: Ref, finding: Finding, *, note: bool = 
     )
 
 
-def limit_source(ctx: Ctx, pod: p.Pod, container: str, resource: str, field: str = "limits") -> str:
+def limit_source(
+    ctx: Ctx,
+    pod: p.Pod,
+    container: str,
+    resource: str,
+    field: str = "limits",
+    ns: str | None = None,
+) -> str:
     """' (LimitRange defaults set it: the container declares none)' when the pod's value for
     `resource` was not written by its workload but filled in at admission by a LimitRange's
     default: the number to change lives in the LimitRange, not in the manifest."""
-    ref = ctx.workload_ref(pod)
+    ns = ns or ctx.ns
+    ref = ctx.workload_ref(pod, ns)
     templates: list[tuple[str, p.PodTemplate]] = []
     if ref.kind == "Deployment":
-        templates = [(d["name"], d["template"]) for d in ctx.facts.deployments(ctx.ns)[0]]
+        templates = [(d["name"], d["template"]) for d in ctx.facts.deployments(ns)[0]]
     elif ref.kind == "StatefulSet":
-        templates = [(x["name"], x["template"]) for x in ctx.facts.statefulsets(ctx.ns)[0]]
+        templates = [(x["name"], x["template"]) for x in ctx.facts.statefulsets(ns)[0]]
     elif ref.kind == "DaemonSet":
-        templates = [(x["name"], x["template"]) for x in ctx.facts.daemonsets(ctx.ns)[0]]
+        templates = [(x["name"], x["template"]) for x in ctx.facts.daemonsets(ns)[0]]
     template = next((t for name, t in templates if name == ref.name), None)
     if template is None:
         return ""
@@ -223,7 +231,7 @@ def limit_source(ctx: Ctx, pod: p.Pod, container: str, resource: str, field: str
     if spec is None or declared.get(resource) is not None:
         return ""
     key = "default" if field == "limits" else "defaultRequest"
-    for lr in ctx.facts.limit_ranges(ctx.ns)[0]:
+    for lr in ctx.facts.limit_ranges(ns)[0]:
         for entry in lr["limits"]:
             value = (
                 (entry.get(key) or {}).get(resource) if entry.get("type") == "Container" else None

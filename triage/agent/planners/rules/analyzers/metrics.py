@@ -417,6 +417,91 @@ def throttling(ctx: Ctx) -> list[Finding]:
     return out
 
 
+THROTTLED = 0.25  # share of CFS periods throttled that holds a container back
+
+
+def dependency_throttled(ctx: Ctx) -> list[Finding]:
+    """The asked-about service waits on a dependency (its log names the dependency's host with
+    the failure: a timeout, a deadline) whose containers are CPU-throttled by their limit, in
+    the dependency's own namespace: the dependency's limit is the cause, the caller's latency
+    its consequence."""
+    out: list[Finding] = []
+    for svc_name, ns, _port, line in hosts_failing(ctx)[:2]:
+        if ns == ctx.ns:
+            continue  # the dependency's pods are the asked-about ones': `throttling` sees them
+        svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
+        behind = [
+            x
+            for x in ctx.facts.pods(ns)[0]
+            if svc and svc["selector"] and selects(svc["selector"], x["labels"])
+        ]
+        for ev in ctx.facts.purpose(f"throttling:{ns}"):
+            for series in ev.data or []:
+                values = series_values(series)
+                labels = series.get("labels") or {}
+                named = str(labels.get("pod", ""))
+                # the series' pod, or another pod of the same workload (series outlive pods)
+                pod = next((x for x in behind if x["name"] == named), None) or next(
+                    (x for x in behind if named.startswith(f"{workload_of(x)[1]}-")), None
+                )
+                if pod is None or not values or max(values) < THROTTLED:
+                    continue
+                dep = ctx.workload_ref(pod, ns)
+                c = next(
+                    (x for x in pod["containers"] if x["name"] == labels.get("container")),
+                    pod["containers"][0],
+                )
+                limit = c["limits"].get("cpu", "unset")
+                source = limit_source(ctx, pod, c["name"], "cpu", ns=ns)
+                caller = next(iter(ctx.focus_pods), None)
+                who = ctx.workload_ref(caller).name if caller else "the caller"
+                logs_id = next((e.id for e in ctx.facts.all("k8s.logs") if e.ok), None)
+                out.append(
+                    Finding(
+                        cls=CauseClass.CPU_THROTTLING,
+                        cause=f"{dep.name} (in {ns}), which {who} waits on, is CPU-throttled in "
+                        f"{max(values):.0%} of CFS periods by its {limit} CPU limit{source}, so "
+                        f"it answers slowly and {who}'s calls to it time out",
+                        summary=f"{who} is slow because {dep.name} in {ns} is CPU-throttled "
+                        f"(limit {limit})",
+                        impact=f"Every request of {who} that calls {dep.name} waits for it.",
+                        chain=chain(
+                            link(
+                                S,
+                                f"{who}'s log names {svc_name}.{ns} as it fails: "
+                                f"{short(line, 240)}",
+                                logs_id,
+                                about=ctx.workload_ref(caller) if caller else None,
+                            ),
+                            link(
+                                M,
+                                f"container_cpu_cfs_throttled ratio up to {max(values):.0%} for "
+                                f"{ns}/{pod['name']}/{c['name']} (limits.cpu {limit}).",
+                                ev.id,
+                                about=dep,
+                            ),
+                            link(
+                                C,
+                                f"{dep.name}'s CPU limit is {limit}{source}: below what it "
+                                "uses under this load.",
+                                ev.id,
+                                ctx.facts.limit_ranges(ns)[1],
+                                ctx.facts.pods(ns)[1],
+                                about=dep,
+                            ),
+                        ),
+                        strength=Strength.INFERRED,
+                        explains={str(ctx.ref("Service", svc_name, ns)), str(dep)},
+                        follow_ups=[
+                            f"Give {dep.name} a CPU limit (or LimitRange default) that fits its "
+                            "load, or none with a request that does."
+                        ],
+                    )
+                )
+                return out
+    return out
+
+
 # How many threads a runtime runs code on, as it reports it at start: Go's GOMAXPROCS, the
 # JVM's available processors, a worker or thread pool size.
 _PARALLEL = re.compile(

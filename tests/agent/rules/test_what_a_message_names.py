@@ -257,3 +257,16 @@ def test_an_unreachable_resource_metrics_api_is_told_from_a_missing_request(
     message: str, api_down: bool
 ) -> None:
     assert (_METRICS_API.search(message) is not None) is api_down
+
+
+@pytest.mark.parametrize(
+    ("line", "hosts"),
+    [
+        ("dial tcp: lookup redis on 10.96.0.10:53: no such host", {"redis"}),
+        ("dial tcp: lookup orders-db: i/o timeout", {"orders-db"}),
+        ("price lookup failed, rendering without live price", set()),
+        ("cache lookup took 12ms", set()),
+    ],
+)
+def test_a_looked_up_host_is_read_in_the_resolvers_shape_only(line: str, hosts: set[str]) -> None:
+    assert {e.host for e in text.endpoints_in(line)} == hosts

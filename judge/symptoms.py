@@ -32,6 +32,7 @@ from tools.results import ToolStatus
 from triage.core import cron
 from triage.core.signals import (
     ERROR_MATCHERS,
+    NOT_FOUND_MATCHERS,
     REQUEST_COUNTER_SELECTOR,
     rate,
     timed,
@@ -40,6 +41,7 @@ from triage.core.signals import (
 
 WINDOW_S = 3 * 3600.0
 ERROR_RATIO_FLOOR = 0.05
+NOT_FOUND_FLOOR = 0.05  # a 404 share that doubled to above this is more than scanners and typos
 LOG_PODS = 6  # pods whose logs a 'no fault' to a report of failed connections reads
 LOG_CONTAINERS = 3
 
@@ -49,6 +51,7 @@ class Reported(StrEnum):
     SLOW = "slowness"
     UNREACHABLE = "failed connections"
     NOT_RUN = "scheduled work that did not run"
+    NOT_FOUND = "requests answered not found"
 
 
 # What follows a status code when it is one ("getting 502 from the gateway"), not a count
@@ -66,9 +69,9 @@ _DOWN = (
 )
 _REPORTS: dict[Reported, re.Pattern[str]] = {
     Reported.ERRORS: re.compile(
-        r"\b5\d\d('?s|\s*(errors?|responses?|status|codes?))\b"
+        r"(?<![\w.-])5\d\d('?s|\s*(errors?|responses?|status|codes?))\b"
         r"|\b(return\w*|get\w*|got|see\w*|seen|throw\w*|http|status|code|answer\w*)"
-        rf"\s+(\w+\s+)?5\d\d\b{_AFTER_CODE}|\b5xx|\berror[ -]?rate|\bhigh ?errors?\b"
+        rf"\s+(\w+\s+)?5\d\d\b{_AFTER_CODE}|(?<![\w.-])5xx|\berror[ -]?rate|\bhigh ?errors?\b"
         r"|\berrors? (are |is )?(spik\w*|up\b|climb\w*|high|through the roof|ratio)"
         r"|\berroring\b|\bflak(y|iness)\b|\bdegraded\b|\bdead\b|\bunresponsive\b"
         r"|\bbad gateway\b|\bservice unavailable\b|\binternal server error\b"
@@ -100,6 +103,12 @@ _REPORTS: dict[Reported, re.Pattern[str]] = {
         r"|\b(dns|name resolution|lookups?)\b[^.?!]{0,20}\b(fail\w*|errors?|issues?|problems?|"
         r"broken|timeouts?|not work\w*)|\b(fail\w*|errors?|issues?|problems?)\b[^.?!]{0,20}"
         r"\b(dns|name resolution)\b",
+        re.I,
+    ),
+    # requests (not an object: "configmap not found" is the kubelet's, not a user's report)
+    Reported.NOT_FOUND: re.compile(
+        r"(?<![\w.-])404s?(?![\w.-])(?!\s*(rows|bytes|ms|items)\b)|\b(come|coming|comes|came|get\w*|got|return\w*"
+        r"|answer\w*|respond\w*|see\w*)\b[^.?!]{0,20}\bnot[ -]found\b|\bpage not found\b",
         re.I,
     ),
     Reported.NOT_RUN: re.compile(
@@ -198,6 +207,17 @@ def error_ratio(reads: Reads, ns: str, end: float) -> Series | None:
     if found is not None:
         return found
     # no server error at all in the window: the ratio is 0 wherever requests were counted
+    total = _series(reads, f"sum({rate('{' + sel + '}')})", end)
+    return Series(0.0, 0.0, 0.0) if total is not None else None
+
+
+def not_found_ratio(reads: Reads, ns: str, end: float) -> Series | None:
+    """The share of the namespace's requests answered 404, over the window."""
+    sel = f'{REQUEST_COUNTER_SELECTOR},namespace="{ns}"'
+    missing = " or ".join(rate(f"{{{sel},{m}}}") for m in NOT_FOUND_MATCHERS)
+    found = _series(reads, f"sum({missing}) / sum({rate('{' + sel + '}')})", end)
+    if found is not None:
+        return found
     total = _series(reads, f"sum({rate('{' + sel + '}')})", end)
     return Series(0.0, 0.0, 0.0) if total is not None else None
 
@@ -332,6 +352,15 @@ def unconfirmed(
                 )
         elif kind is Reported.NOT_RUN:
             out += _not_run(reads, ns, words, end)
+        elif kind is Reported.NOT_FOUND:
+            missing = not_found_ratio(reads, ns, end)
+            if missing is None:
+                out.append(f"the request reports {kind}, and no request counter in {ns} counts it")
+            elif missing.rose(NOT_FOUND_FLOOR, 2.0):
+                out.append(
+                    f"the request reports {kind}: the share of requests answered 404 rose from "
+                    f"{missing.base:.1%} to {missing.peak:.1%} in the window"
+                )
         elif kind is Reported.SLOW:
             if not latencies(reads, ns, end):
                 out.append(f"the request reports {kind}, and no latency series in {ns} measures it")

@@ -53,6 +53,8 @@ REPORTS = [
     ("our backup cronjob stopped running after the upgrade", {Reported.NOT_RUN}),
     ("the report job never fires anymore", {Reported.NOT_RUN}),
     ("invoices were not sent this morning, the cron is fine?", {Reported.NOT_RUN}),
+    ("partners say tracking lookups come back as 'not found' since noon", {Reported.NOT_FOUND}),
+    ("getting 404s on /api/v1/orders after the deploy", {Reported.NOT_FOUND}),
 ]
 NOT_REPORTS = [
     "is anything wrong with inventory-service?",
@@ -68,6 +70,11 @@ NOT_REPORTS = [
     "no timeouts and no 5xx so far, but the pods restarted twice. why?",
     "it isn't slow and users can reach it, but memory climbs",
     "we dropped the old index last night, is search ok?",
+    "the pod says configmap app-config not found, is that bad?",
+    "the export wrote 404 rows, is it done?",
+    "is anything wrong in scn-storefront-404-spike?",  # a name, not a status
+    "is anything wrong in scn-helpdesk-portal-503s?",
+    "is product-finder-5xx-burn healthy?",
 ]
 
 

@@ -32,6 +32,10 @@ CLIENT_ERROR_MATCHERS = tuple(
     for m in ERROR_MATCHERS[:8]
 )  # not Spring's outcome="CLIENT_ERROR": it counts 404s too
 
+# A request answered "not found" (404), under the same label names: a route a release stopped
+# matching answers 404, not 5xx, and the server-error ratio stays flat.
+NOT_FOUND_MATCHERS = tuple(m.replace('"5.."', '"404"') for m in ERROR_MATCHERS[:7])
+
 # A counter whose name says it counts requests, responses or handled calls
 REQUEST_COUNTER = re.compile(r"request|response|handled")
 REQUEST_COUNTER_SELECTOR = '__name__=~".*(request|response|handled).*_(total|count)"'

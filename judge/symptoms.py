@@ -200,26 +200,25 @@ def _series(reads: Reads, query: str, end: float) -> Series | None:
     return Series(sorted(third)[len(third) // 2], max(points[len(points) // 3 :]), points[-1])
 
 
-def error_ratio(reads: Reads, ns: str, end: float) -> Series | None:
+def _share(reads: Reads, ns: str, end: float, matchers: tuple[str, ...]) -> Series | None:
+    """The share of the namespace's counted requests that `matchers` select, over the window."""
     sel = f'{REQUEST_COUNTER_SELECTOR},namespace="{ns}"'
-    errors = " or ".join(rate(f"{{{sel},{m}}}") for m in ERROR_MATCHERS)
-    found = _series(reads, f"sum({errors}) / sum({rate('{' + sel + '}')})", end)
+    picked = " or ".join(rate(f"{{{sel},{m}}}") for m in matchers)
+    found = _series(reads, f"sum({picked}) / sum({rate('{' + sel + '}')})", end)
     if found is not None:
         return found
-    # no server error at all in the window: the ratio is 0 wherever requests were counted
+    # none of them at all in the window: the share is 0 wherever requests were counted
     total = _series(reads, f"sum({rate('{' + sel + '}')})", end)
     return Series(0.0, 0.0, 0.0) if total is not None else None
+
+
+def error_ratio(reads: Reads, ns: str, end: float) -> Series | None:
+    return _share(reads, ns, end, ERROR_MATCHERS)
 
 
 def not_found_ratio(reads: Reads, ns: str, end: float) -> Series | None:
     """The share of the namespace's requests answered 404, over the window."""
-    sel = f'{REQUEST_COUNTER_SELECTOR},namespace="{ns}"'
-    missing = " or ".join(rate(f"{{{sel},{m}}}") for m in NOT_FOUND_MATCHERS)
-    found = _series(reads, f"sum({missing}) / sum({rate('{' + sel + '}')})", end)
-    if found is not None:
-        return found
-    total = _series(reads, f"sum({rate('{' + sel + '}')})", end)
-    return Series(0.0, 0.0, 0.0) if total is not None else None
+    return _share(reads, ns, end, NOT_FOUND_MATCHERS)
 
 
 def latencies(reads: Reads, ns: str, end: float) -> dict[str, Series]:

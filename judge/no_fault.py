@@ -30,7 +30,10 @@ from triage.core.causes import CauseClass
 def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
     """(Kind/ns/name, what is wrong) for unhealthy states of every kind the judge reads."""
     bad: list[tuple[str, str]] = []
+    pods = reads.items("k8s.pods", namespace=ns) or []
     for d in reads.items("k8s.deployments", namespace=ns) or []:
+        if baking(d, pods):
+            continue  # waiting out minReadySeconds with every pod Ready: by design
         if int(d.get("available") or 0) < int(d.get("replicas") or 0):
             bad.append((f"Deployment/{ns}/{d['name']}", "fewer available replicas than asked"))
         elif not _rolled_out(d):
@@ -105,6 +108,33 @@ def _ingress_policies(reads: Reads, ns: str, pods: list[Json]) -> list[str]:
         ):
             out.append(str(pol.get("name")))
     return out
+
+
+def baking(d: Json, pods: list[Json]) -> bool:
+    """A rollout that waits, by design, for its new pods to stay Ready for minReadySeconds:
+    the controller still reports it progressing (no ProgressDeadlineExceeded, no
+    ReplicaFailure), every pod of the namespace it may own is Ready, and only availability
+    lags readiness."""
+    if not int(d.get("min_ready_s") or 0):
+        return False
+    conditions = [c for c in d.get("conditions") or [] if isinstance(c, dict)]
+    progressing = any(
+        c.get("type") == "Progressing"
+        and c.get("status") == "True"
+        and c.get("reason") != "ProgressDeadlineExceeded"
+        for c in conditions
+    )
+    failing = any(
+        c.get("type") == "ReplicaFailure" and c.get("status") == "True" for c in conditions
+    )
+    mine = [p for p in pods if str(p.get("name", "")).startswith(f"{d.get('name')}-")]
+    return (
+        progressing
+        and not failing
+        and bool(mine)
+        and all(p.get("ready") for p in mine)
+        and int(d.get("ready") or 0) >= int(d.get("replicas") or 0)
+    )
 
 
 def _rolled_out(d: Json) -> bool:

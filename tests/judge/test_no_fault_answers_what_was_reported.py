@@ -214,6 +214,32 @@ def test_no_fault_to_dropped_connections_must_say_what_the_policies_admit() -> N
     assert _no_fault("hubble shows dropped packets going to api", unselected) == []
 
 
+def test_a_rollout_waiting_out_min_ready_seconds_is_by_design() -> None:
+    baking = {
+        "name": "api",
+        "replicas": 2,
+        "ready": 3,
+        "updated": 1,
+        "available": 2,
+        "min_ready_s": 3600,
+        "conditions": [{"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated"}],
+    }
+    assert (
+        _no_fault("is the api rollout stuck?", Cluster(FLAT, FLAT, [], deployments=[baking])) == []
+    )
+    stuck = dict(baking, min_ready_s=0)
+    missing = _no_fault("is the api rollout stuck?", Cluster(FLAT, FLAT, [], deployments=[stuck]))
+    assert any("rollout that has not completed" in m for m in missing)
+    late = dict(
+        baking,
+        conditions=[
+            {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded"}
+        ],
+    )
+    missing = _no_fault("is the api rollout stuck?", Cluster(FLAT, FLAT, [], deployments=[late]))
+    assert any("rollout that has not completed" in m for m in missing)
+
+
 def test_a_claim_waiting_for_its_first_consumer_is_no_fault_and_any_other_pending_is() -> None:
     cluster = Cluster(FLAT, FLAT, [])
     cluster.claims = [{"name": "scratch", "phase": "Pending", "storage_class": "gp3"}]

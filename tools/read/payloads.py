@@ -205,6 +205,10 @@ class Deployment(TypedDict):
     conditions: list[Condition]
     paused: bool
     restart_stamp: str | None  # the triage.dev/restart template annotation (operation id)
+    # a new pod counts as available only after it has been Ready this long: a rollout of N
+    # pods one at a time takes N times it, by design
+    min_ready_s: NotRequired[int]
+    progress_deadline_s: NotRequired[int | None]
 
 
 class ReplicaSet(TypedDict):

@@ -40,6 +40,8 @@ def deployment(obj: Json) -> p.Deployment:
         "conditions": conditions(status),
         "paused": bool(spec.get("paused")),
         "restart_stamp": get(spec, "template", "metadata", "annotations", "triage.dev/restart"),
+        "min_ready_s": int(spec.get("minReadySeconds") or 0),
+        "progress_deadline_s": spec.get("progressDeadlineSeconds"),
     }
 
 

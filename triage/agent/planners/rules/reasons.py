@@ -168,6 +168,51 @@ def _memory_parts(ctx: Ctx, workload: str, container: str) -> tuple[str, str | N
     return said, last["memory_rss"][1]
 
 
+def rollouts_explained(ctx: Ctx) -> list[Claim | None]:
+    """A Deployment mid-rollout whose new pods are Ready but not yet available because of
+    minReadySeconds: the controller counts a pod available only after it has been Ready that
+    long, and replaces the next old pod only then, so a rollout one pod at a time takes about
+    that long per pod, by design; it is stuck only past progressDeadlineSeconds."""
+    deployments, did = ctx.facts.deployments(ctx.ns)
+    out: list[Claim | None] = []
+    for d in deployments:
+        wait, replicas = int(d.get("min_ready_s") or 0), d["replicas"] or 0
+        done = d["updated"] >= replicas and d["available"] >= replicas
+        if not wait or done or d["ready"] < replicas:
+            continue
+        if not ctx.in_focus(ctx.ref("Deployment", d["name"])):
+            continue
+        progressing = next((c for c in d["conditions"] if c.get("type") == "Progressing"), None)
+        if progressing is None or progressing.get("reason") == "ProgressDeadlineExceeded":
+            continue
+        deadline = d.get("progress_deadline_s")
+        out.append(
+            link(
+                None,
+                f"Deployment {d['name']} is mid-rollout as designed, not stuck: minReadySeconds "
+                f"is {wait} ({_minutes(wait)}), so each new pod counts as available only after "
+                f"it has been Ready that long, and the next old pod is replaced only then "
+                f"(maxSurge {_written(d['max_surge'])}, maxUnavailable "
+                f"{_written(d['max_unavailable'])}); {d['updated']} of {replicas} updated, "
+                f"{d['available']} available, {d['ready']} Ready; the "
+                f"controller reports it progressing ({progressing.get('reason')})"
+                + (f" within progressDeadlineSeconds {deadline}" if deadline else "")
+                + ": expected, no rollback needed.",
+                did,
+                about=ctx.ref("Deployment", d["name"]),
+            )
+        )
+    return out[:2]
+
+
+def _written(value: object) -> str:
+    return "25%" if value is None else str(value)
+
+
+def _minutes(seconds: int) -> str:
+    return f"{seconds // 3600} hour(s)" if seconds % 3600 == 0 else f"{seconds / 60:g} minutes"
+
+
 def claims_explained(ctx: Ctx) -> list[Claim | None]:
     """A Pending claim of a StorageClass that binds on first consumer, which no pod mounts:
     the PV controller waits, by design, until a pod that mounts it is scheduled (so the

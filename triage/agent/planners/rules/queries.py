@@ -206,6 +206,10 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
     if killed:
         for name in sorted(n for n in names if _HOLDS.search(n))[:3]:
             rng(f"held:{name}", f"max by (pod) ({name}{{{sel}}})")
+        if "scrape_samples_scraped" in names:
+            # the series a process exports live in its own metrics registry: a count that
+            # grows with its memory is a label with unbounded values (a URL, an id)
+            rng("held:scrape_samples_scraped", f"max by (pod) (scrape_samples_scraped{{{sel}}})")
     rising = any(
         e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:"))
         for e in facts.evidence

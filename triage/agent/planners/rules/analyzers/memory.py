@@ -135,8 +135,16 @@ def _held_grows(ctx: Ctx, pod: p.Pod) -> tuple[list[str], str] | None:
                 continue
             values = series_values(series)
             low, high = min(values, default=0), max(values, default=0)
-            if len(values) >= 6 and high >= 5 * max(low, 1):
-                name = str(ev.purpose).split(":", 1)[1]
+            name = str(ev.purpose).split(":", 1)[1]
+            exported = name == "scrape_samples_scraped"
+            if len(values) >= 6 and high >= (2 if exported else 5) * max(low, 1):
+                if exported:
+                    return [
+                        f"the series it exports grow with its memory (scrape_samples_scraped "
+                        f"{low:.0f} → {high:.0f}): its metrics registry keeps every label set "
+                        "it has seen, so a label with unbounded values (a raw URL, an id) is a "
+                        "cardinality leak"
+                    ], ev.id
                 return [f"{name} grows from {low:.0f} to {high:.0f} before each kill"], ev.id
     return None
 
@@ -324,7 +332,11 @@ def oom(ctx: Ctx) -> list[Finding]:
                 and (grew := _held_grows(ctx, pod))
             )
         ):
-            held = _what_grows(ctx, pod, c["name"]) if trend == "leak" else grew
+            held = (
+                _what_grows(ctx, pod, c["name"]) or _held_grows(ctx, pod)
+                if trend == "leak"
+                else grew
+            )
             finding = Finding(
                 cls=CauseClass.MEMORY_LEAK,
                 cause=f"{ref.name}'s memory grows steadily "

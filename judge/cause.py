@@ -488,3 +488,26 @@ def pod_names(pod: Json) -> set[str]:
     labels = pod.get("labels") or {}
     names |= {str(labels.get(k)) for k in ("app", "app.kubernetes.io/name", "job-name")}
     return names - {"", "None"}
+
+
+# -- a release is blamed for what it does, not for when it happened ------------------------------
+
+_ROLLOUT_READS = frozenset({"k8s.rollout_history", "k8s.deployments", "k8s.replicasets"})
+
+
+def release_does_it(inp: JudgeInput, out: Findings) -> None:
+    """`regression_after_deploy` says the new code causes the symptom. A deploy that only came
+    before the rise is a correlation: the cause link must rest on what the new revision does
+    (its log, a series that stepped with it), not only on the rollout's own record."""
+    draft = inp.candidate
+    if draft.root_cause_class is not CauseClass.REGRESSION_AFTER_DEPLOY or not draft.root_cause:
+        return
+    names = {o.id: o.name for o in inp.outcomes}
+    cited = {names.get(e, "") for e in draft.root_cause[-1].evidence}
+    if cited <= _ROLLOUT_READS:
+        out.missing.append(
+            "the release is blamed on timing alone: nothing the new revision does (a failure "
+            "in its log, a series that stepped with it, a setting it changed) is shown"
+        )
+    else:
+        out.met.append("the release is blamed for what its new revision does, not only for when")

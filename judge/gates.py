@@ -26,6 +26,7 @@ from judge.cause import (
     chain_is_a_cause,
     facts_hold,
     pod_names,
+    release_does_it,
     root_cause_matches_cluster,
 )
 from judge.effects import mutations_took_effect
@@ -250,6 +251,7 @@ def run_all(inp: JudgeInput, reads: Reads, *, record: bool) -> Findings:
     gate("root_cause_matches_cluster", lambda: root_cause_matches_cluster(inp, reads, out))
     gate("facts_hold", lambda: facts_hold(inp, reads, out))
     gate("chain_is_a_cause", lambda: chain_is_a_cause(inp, out, out.asked))
+    gate("release_does_it", lambda: release_does_it(inp, out))
     gate("no_fault_explained", lambda: no_fault_explained(inp, reads, out))
     gate("mutations_took_effect", lambda: mutations_took_effect(inp, reads, out))
     return out

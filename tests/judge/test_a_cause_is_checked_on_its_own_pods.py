@@ -180,3 +180,34 @@ def test_a_setting_that_fails_requests_of_ready_pods_is_checked_in_their_log() -
     clean = Cluster(logs={"checkout-7c9d-bbbbb": ["GET /healthz 200", "GET /v1/coupons 200"]})
     lines = _config_verdict(clean)
     assert any("'bad_config' contradicts the cluster" in x for x in lines)
+
+
+def _regression(cause_tool: str) -> list[str]:
+    history = Evidence(
+        id="E1", tool="k8s.rollout_history", args={}, status=ToolStatus.OK, excerpt="ok", digest=""
+    )
+    cause = Evidence(
+        id="E2", tool=cause_tool, args={}, status=ToolStatus.OK, excerpt="ok", digest=""
+    )
+    candidate = RCADraft(
+        title="regression",
+        summary="errors rose after the deploy",
+        root_cause_class="regression_after_deploy",
+        impact="requests fail",
+        root_cause=(
+            Claim(
+                text="checkout rolled out revision 2 as the error ratio rose",
+                evidence=("E1", "E2"),
+                role=LinkRole.CAUSE,
+                subject="Deployment/shop/checkout",
+            ),
+        ),
+    )
+    goal = intake.parse(f"why does checkout return 500s in namespace {NS}", now=1e9)
+    inp = JudgeInput.build(goal, candidate, [history, cause], redactor=Redactor())
+    return [*Judge(Cluster()).judge(inp, record=False).missing]
+
+
+def test_a_release_is_blamed_for_what_it_does_not_for_when_it_happened() -> None:
+    assert any("timing alone" in m for m in _regression("k8s.deployments"))
+    assert not any("timing alone" in m for m in _regression("k8s.logs"))

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from judge.symptoms import _REPORTS, Reported
 from tools.read import shapes_kinds
 from triage.agent.planners.rules import meanings, text
+from triage.agent.planners.rules.analyzers.metrics import _UNROUTED
 from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
 from triage.agent.planners.rules.analyzers.scheduling import _amount, _scaled
 from triage.agent.planners.rules.analyzers.workloads import _duration
@@ -270,3 +271,25 @@ def test_an_unreachable_resource_metrics_api_is_told_from_a_missing_request(
 )
 def test_a_looked_up_host_is_read_in_the_resolvers_shape_only(line: str, hosts: set[str]) -> None:
     assert {e.host for e in text.endpoints_in(line)} == hosts
+
+
+@pytest.mark.parametrize(
+    ("line", "path"),
+    [
+        (
+            "Resolved [org.springframework.web.servlet.resource.NoResourceFoundException: "
+            "No static resource api/v1/shipments/1Z8V45/.]",
+            "api/v1/shipments/1Z8V45/",
+        ),
+        ('ActionController::RoutingError (No route matches [GET] "/wp-login.php")', None),
+        ("GET /v1/orders/42 404 3ms", None),
+        ("cache miss for key user:42", None),
+    ],
+)
+def test_a_request_no_route_matched_is_read_with_its_path(line: str, path: str | None) -> None:
+    found = _UNROUTED.search(line)
+    got = found.group("path").rstrip(".]'\\\")") if found else None
+    if path is None:
+        assert got is None or not got.endswith("/")
+    else:
+        assert got == path

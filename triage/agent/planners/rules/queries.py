@@ -15,6 +15,7 @@ from triage.core.models import Goal
 from triage.core.signals import (
     CLIENT_ERROR_MATCHERS,
     ERROR_MATCHERS,
+    NOT_FOUND_MATCHERS,
     REQUEST_COUNTER,
     rate,
     timed,
@@ -155,6 +156,11 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         rng(
             f"client_error_ratio:{counter}",
             f"sum({refused}) / sum({rate(f'{counter}{{{sel}}}')})",
+        )
+        missing = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in NOT_FOUND_MATCHERS)
+        rng(
+            f"not_found_ratio:{counter}",
+            f"sum({missing}) / sum({rate(f'{counter}{{{sel}}}')})",
         )
     for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]:
         rng(

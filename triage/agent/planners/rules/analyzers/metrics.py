@@ -67,8 +67,12 @@ def rise(
     return first[0], baseline, first[1], max(v for _, v in points)
 
 
-def symptoms(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, float, float]]]:
-    """(what, evidence, rise) for every error-ratio or latency series that rose."""
+def symptoms(
+    ctx: Ctx, *, not_found: bool = False
+) -> list[tuple[str, Evidence, tuple[float, float, float, float]]]:
+    """(what, evidence, rise) for every error-ratio or latency series that rose; with
+    `not_found`, the share of requests answered 404 too (a route a release stopped matching:
+    a symptom of a release, not of load, so only the regression reads it)."""
     out = []
     for ev in ctx.facts.evidence:
         if not ev.ok or not ev.purpose:
@@ -81,6 +85,10 @@ def symptoms(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, float, f
             found = rise(_points(ev), ERROR_RATIO_ALERT)
             if found:
                 out.append(("client error (4xx) ratio", ev, found))
+        elif not_found and ev.purpose.startswith("not_found_ratio:"):
+            found = rise(_points(ev), ERROR_RATIO_ALERT)
+            if found:
+                out.append(("not-found (404) ratio", ev, found))
         elif ev.purpose.startswith("latency_p99:"):
             pts = _points(ev)
             found = rise(pts, 0.5)
@@ -124,14 +132,48 @@ def _pods_of_revision(ctx: Ctx, newest: ReplicaSet | None) -> list[p.Pod]:
     ]
 
 
+# How frameworks log a request no route matched: Spring's NoResourceFoundException, Rails'
+# RoutingError, Express/Django/Go's "not found" — with the path it was asked for.
+_UNROUTED = re.compile(
+    r"(NoResourceFoundException|No static resource|RoutingError|No route matches|"
+    r"\bnot found\b|\b404\b)[^/\n]{0,60}?(?P<path>/?[\w.~%-]+(?:/[\w.~%{}-]*)+)",
+    re.I,
+)
+
+
+def _unrouted(ctx: Ctx, pods: list[p.Pod]) -> tuple[str, str | None] | None:
+    """The line of the new revision's pods that answers a request no route matched, and what
+    its paths have in common (all end in '/': the release stopped matching a trailing slash)."""
+    for pod in pods[:2]:
+        for c in pod["containers"]:
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            hits = [(ln, m) for ln in log if (m := _UNROUTED.search(ln))]
+            if not hits or lid is None:
+                continue
+            paths = [m.group("path").rstrip(".]'\")") for _, m in hits]
+            slash = all(x.endswith("/") for x in paths)
+            said = f"{_LOGS_THE_FAILURE}{short(hits[-1][0].strip(), 220)}" + (
+                f"; every path answered not found ends in a trailing slash ('/', "
+                f"{len(paths)} of {len(paths)}): the new version no longer matches a route "
+                "written with one (trailing-slash matching)"
+                if slash
+                else ""
+            )
+            return said, lid
+    return None
+
+
 def _what_the_release_does(
-    ctx: Ctx, ref: Ref, newest: ReplicaSet | None, deployed: float
+    ctx: Ctx, ref: Ref, newest: ReplicaSet | None, deployed: float, *, not_found: bool = False
 ) -> list[Claim]:
     """The cause in the release's own words: the error its pods log, and the application's
     series that stepped at the deploy (queries per request, a pool's wait) — or, failing both,
     the rollout itself is the cause (the link before is promoted)."""
     out: list[Claim] = []
     pods = _pods_of_revision(ctx, newest)
+    if not_found and (unrouted := _unrouted(ctx, pods)) is not None:
+        said = link(C, unrouted[0], unrouted[1], about=ref)
+        return [said] if said else []
     for pod in pods[:2]:
         for c in pod["containers"]:
             log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
@@ -185,7 +227,7 @@ def _what_the_release_does(
 
 def regression(ctx: Ctx) -> list[Finding]:
     out = []
-    for what, ev, (when, baseline, value, peak) in symptoms(ctx):
+    for what, ev, (when, baseline, value, peak) in symptoms(ctx, not_found=True):
         ratio = what.endswith("ratio")
 
         def fmt(x: float, ratio: bool = ratio) -> str:
@@ -201,7 +243,9 @@ def regression(ctx: Ctx) -> list[Finding]:
             if not DEPLOY_WINDOW_S[0] <= when - deployed <= DEPLOY_WINDOW_S[1]:
                 continue
             newest, good, _ = last_healthy(ctx, ref)
-            does = _what_the_release_does(ctx, ref, newest, deployed)
+            does = _what_the_release_does(
+                ctx, ref, newest, deployed, not_found=what.startswith("not-found")
+            )
             said = next(
                 (c.text.split(": ", 1)[1] for c in does if c.text.startswith(_LOGS_THE_FAILURE)),
                 None,

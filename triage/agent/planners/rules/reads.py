@@ -223,7 +223,9 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out += node_hops(ctx)
     out += holder_hops(ctx)
     out += metrics_api_hops(ctx)
-    if any(text.VOLUME_PINNED.search(str(e["message"])) for e in events):
+    if any(text.VOLUME_PINNED.search(str(e["message"])) for e in events) or any(
+        x["phase"] == "Pending" and not x["node"] and x["claims"] for x in pods
+    ):
         out.append(call("k8s.persistent_volumes"))  # where each bound volume may attach
     return out
 

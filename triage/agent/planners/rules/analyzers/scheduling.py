@@ -17,7 +17,7 @@ import math
 import re
 
 from tools.read import payloads as p
-from triage.agent.planners.rules import quantities, text
+from triage.agent.planners.rules import quantities
 from triage.agent.planners.rules.analyzers.network import nearest_labels
 from triage.agent.planners.rules.analyzers.nodes import eligible, unhealthy, usable
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
@@ -74,7 +74,15 @@ def pending(ctx: Ctx) -> list[Finding]:
         requests = {k: v for c in pod["containers"] for k, v in c["requests"].items()}
         capacity = _CAPACITY.findall(msg)
         placement = _PLACEMENT.search(msg)
-        if capacity and not (placement and not capacity):
+        # a bound volume that may only attach where none of the pod's nodes is: capacity on
+        # those nodes is beside the point (the scheduler names one reason per node)
+        pinned = _volume_pinned(ctx, pod, nodes) if pod["claims"] else ""
+        if pinned:
+            cause = (
+                f"pod {pod['name']} cannot be placed where its volume is{pinned}: {short(msg, 200)}"
+            )
+            cls = CauseClass.UNSCHEDULABLE_PLACEMENT
+        elif capacity and not (placement and not capacity):
             largest = ""
             if nodes:
                 keys = sorted({k for c in pod["containers"] for k in c["requests"]}) or [
@@ -106,7 +114,6 @@ def pending(ctx: Ctx) -> list[Finding]:
                 )
                 + _why_not(pod, nodes)
                 + _no_peer(ctx, pod)
-                + (_volume_pinned(ctx, pod, nodes) if text.VOLUME_PINNED.search(msg) else "")
             )
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
         fit = usable(ctx, pod, nodes)
@@ -332,8 +339,9 @@ def _volume_pinned(ctx: Ctx, pod: p.Pod, nodes: list[p.Node]) -> str:
                 if any(n["labels"].get(key) in values for n in allowed):
                     continue
                 said.append(
-                    f"claim {claim} is bound to volume {pv['name']}, whose node affinity lets "
-                    f"it attach only where {key} is {' or '.join(values)}, and no node "
+                    f"claim {claim} is bound to volume {pv['name']}, and the volume's node "
+                    f"affinity (spec.nodeAffinity) lets it attach only where {key} is "
+                    f"{' or '.join(values)}, and no node "
                     f"{pod['name']} may use is there ({key} of those: {', '.join(there) or 'none'})"
                     ": the volume cannot follow the pod, so a node must exist where the volume is "
                     "(or the volume be recreated where the nodes are)"

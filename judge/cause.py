@@ -21,7 +21,7 @@ from typing import Any
 
 from judge import symptoms
 from judge.input import JudgeInput
-from judge.reads import Findings, Json, Reads
+from judge.reads import Findings, Json, Reads, selects_any
 from tools.results import ToolStatus
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
@@ -218,9 +218,7 @@ def _selector_matches_nothing(reads: Reads, ns: str, claimed: Claimed) -> tuple[
             continue
         for svc in services:
             selector = svc.get("selector") or {}
-            if selector and not any(
-                all((p.get("labels") or {}).get(k) == v for k, v in selector.items()) for p in pods
-            ):
+            if selector and not selects_any(selector, pods):
                 return True, what
     return (None if unread else False), what
 

@@ -22,7 +22,7 @@ from judge.cause import (
     unhealthy,
 )
 from judge.input import JudgeInput
-from judge.reads import Findings, Json, Reads
+from judge.reads import Findings, Json, Reads, selects_any
 from tools.results import ToolStatus
 from triage.core.causes import CauseClass
 
@@ -103,9 +103,7 @@ def _ingress_policies(reads: Reads, ns: str, pods: list[Json]) -> list[str]:
         selector = pol.get("pod_selector") or {}
         if "Ingress" not in (pol.get("types") or []):
             continue
-        if not selector or any(
-            all((p.get("labels") or {}).get(k) == v for k, v in selector.items()) for p in pods
-        ):
+        if not selector or selects_any(selector, pods):
             out.append(str(pol.get("name")))
     return out
 
@@ -218,11 +216,7 @@ def _services_without_endpoints(reads: Reads, ns: str, pods: list[Json]) -> list
     selecting = [
         svc
         for svc in reads.items("k8s.services", namespace=ns) or []
-        if (svc.get("selector") or {})
-        and any(
-            all((p.get("labels") or {}).get(k) == v for k, v in svc["selector"].items())
-            for p in pods
-        )
+        if (svc.get("selector") or {}) and selects_any(svc["selector"], pods)
     ]
     for svc in selecting[:MAX_SERVICES]:
         for ep in reads.items("k8s.endpoints", namespace=ns, service=svc["name"]) or []:

@@ -52,5 +52,10 @@ class Reads:
         return None
 
 
+def selects_any(selector: dict[str, Any], pods: list[Json]) -> bool:
+    """A label selector (equality only, as the payloads carry it) selects one of `pods`."""
+    return any(all((p.get("labels") or {}).get(k) == v for k, v in selector.items()) for p in pods)
+
+
 def failed(result: ToolResult) -> str:
     return f"{result.tool} {result.status.value}: {result.excerpt}"

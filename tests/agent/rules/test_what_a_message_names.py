@@ -20,7 +20,7 @@ from triage.agent.planners.rules.analyzers.metrics import _UNROUTED
 from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
 from triage.agent.planners.rules.analyzers.scheduling import _amount, _scaled
 from triage.agent.planners.rules.analyzers.workloads import _duration
-from triage.agent.planners.rules.reads import _METRICS_API
+from triage.agent.planners.rules.reads import METRICS_API
 
 SERVER_ERRORS: list[tuple[str, int | None]] = [
     # Vault's Go client, as a JSON log field with escaped newlines
@@ -257,7 +257,7 @@ def test_a_volumes_node_affinity_is_kept_as_requirements() -> None:
 def test_an_unreachable_resource_metrics_api_is_told_from_a_missing_request(
     message: str, api_down: bool
 ) -> None:
-    assert (_METRICS_API.search(message) is not None) is api_down
+    assert (METRICS_API.search(message) is not None) is api_down
 
 
 @pytest.mark.parametrize(

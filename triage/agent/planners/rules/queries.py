@@ -120,11 +120,7 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
             rng(f"max_connections:{ns}", f"max({name}{{{sel}}})")
     if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
         # a dependency held back by its CPU limit answers slowly whatever its pods say
-        rng(
-            f"throttling:{ns}",
-            f"sum by (pod, container) ({rate(SIGNALS['throttled'] + '{' + sel + '}')}) / "
-            f"sum by (pod, container) ({rate(SIGNALS['cfs_periods'] + '{' + sel + '}')})",
-        )
+        rng(f"throttling:{ns}", throttling_query(sel))
     if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
         rng(
             "volume_usage",
@@ -132,6 +128,23 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
             f"{{{sel}}} / {SIGNALS['volume_capacity']}{{{sel}}})",
         )
     return out[:6]
+
+
+# The shares of a request counter's requests that say something: server errors, client
+# errors a release may start to cause, and requests no route matched (404).
+_SHARES = (
+    ("error_ratio", ERROR_MATCHERS),
+    ("client_error_ratio", CLIENT_ERROR_MATCHERS),
+    ("not_found_ratio", NOT_FOUND_MATCHERS),
+)
+
+
+def throttling_query(sel: str) -> str:
+    """The share of CFS periods each container of the selection was throttled in."""
+    return (
+        f"sum by (pod, container) ({rate(SIGNALS['throttled'] + '{' + sel + '}')}) / "
+        f"sum by (pod, container) ({rate(SIGNALS['cfs_periods'] + '{' + sel + '}')})"
+    )
 
 
 def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
@@ -147,21 +160,9 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
 
     for counter in request_counters(names):
-        errors = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in ERROR_MATCHERS)
-        rng(
-            f"error_ratio:{counter}",
-            f"sum({errors}) / sum({rate(f'{counter}{{{sel}}}')})",
-        )
-        refused = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in CLIENT_ERROR_MATCHERS)
-        rng(
-            f"client_error_ratio:{counter}",
-            f"sum({refused}) / sum({rate(f'{counter}{{{sel}}}')})",
-        )
-        missing = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in NOT_FOUND_MATCHERS)
-        rng(
-            f"not_found_ratio:{counter}",
-            f"sum({missing}) / sum({rate(f'{counter}{{{sel}}}')})",
-        )
+        for share, matchers in _SHARES:
+            picked = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in matchers)
+            rng(f"{share}:{counter}", f"sum({picked}) / sum({rate(f'{counter}{{{sel}}}')})")
     for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]:
         rng(
             f"latency_p99:{hist.removesuffix('_bucket')}",
@@ -185,11 +186,7 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
             if SIGNALS[part] in names:
                 rng(part, f"max by (pod, container) ({SIGNALS[part]}{{{sel}}})")
     if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
-        rng(
-            "throttling",
-            f"sum by (pod, container) ({rate(SIGNALS['throttled'] + '{' + sel + '}')}) / "
-            f"sum by (pod, container) ({rate(SIGNALS['cfs_periods'] + '{' + sel + '}')})",
-        )
+        rng("throttling", throttling_query(sel))
     if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
         rng(
             "volume_usage",

@@ -403,13 +403,13 @@ def node_hops(ctx: Ctx) -> list[ToolCall]:
 # The resource metrics API (metrics.k8s.io) is served by metrics-server, labelled by its chart
 # (app.kubernetes.io/name) or by the upstream manifest (k8s-app).
 METRICS_SERVER = ("app.kubernetes.io/name=metrics-server", "k8s-app=metrics-server")
-_METRICS_API = re.compile(r"metrics\.k8s\.io|resource metrics API", re.I)
+METRICS_API = re.compile(r"metrics\.k8s\.io|resource metrics API", re.I)
 
 
 def metrics_api_down(ctx: Ctx) -> bool:
     """An HPA of the namespace says the resource metrics API itself does not answer."""
     return any(
-        _METRICS_API.search(str(c.get("message") or "")) and c.get("status") == "False"
+        METRICS_API.search(str(c.get("message") or "")) and c.get("status") == "False"
         for h in ctx.facts.hpas(ctx.ns)[0]
         for c in h["conditions"]
     )

@@ -8,7 +8,7 @@ from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.reads import _METRICS_API, METRICS_SERVER, metrics_servers
+from triage.agent.planners.rules.reads import METRICS_API, METRICS_SERVER, metrics_servers
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -98,7 +98,7 @@ def _metrics_server_says(ctx: Ctx, message: str) -> tuple[str, str] | None:
     """When the HPA cannot reach the resource metrics API: the metrics-server that serves it
     (found in any namespace) and the failure its log gives, e.g. every kubelet scrape refused
     for a certificate ("x509: … doesn't contain any IP SANs")."""
-    if not (_METRICS_API.search(message)):
+    if not (METRICS_API.search(message)):
         return None
     for pod in metrics_servers(ctx)[:1]:
         container = pod["containers"][0] if pod["containers"] else None

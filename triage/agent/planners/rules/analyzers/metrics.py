@@ -390,6 +390,17 @@ def chronic_latency(ctx: Ctx) -> list[tuple[str, Evidence, tuple[float, float, f
     return out
 
 
+THROTTLED = 0.25  # share of CFS periods throttled that holds a container back
+
+
+def series_pod(named: str, pods: list[p.Pod]) -> p.Pod | None:
+    """The pod a series is labelled with, or another pod of the same workload (series outlive
+    the pods they were scraped from)."""
+    return next((x for x in pods if x["name"] == named), None) or next(
+        (x for x in pods if named.startswith(f"{workload_of(x)[1]}-")), None
+    )
+
+
 def throttling(ctx: Ctx) -> list[Finding]:
     # a CPU limit that throttles slows a service from the day load outgrew it: a p99 that rose,
     # or one that was already high when the window opened
@@ -408,15 +419,10 @@ def throttling(ctx: Ctx) -> list[Finding]:
     for ev in ctx.facts.purpose("throttling"):
         for series in ev.data or []:
             values = series_values(series)
-            if not values or max(values) < 0.25:
+            if not values or max(values) < THROTTLED:
                 continue
             labels = series.get("labels") or {}
-            named = str(labels.get("pod", ""))
-            # the series' pod, or another pod of the same workload (series outlive pods)
-            pod = next((x for x in ctx.focus_pods if x["name"] == named), None) or next(
-                (x for x in ctx.focus_pods if named.startswith(f"{ctx.workload_ref(x).name}-")),
-                None,
-            )
+            pod = series_pod(str(labels.get("pod", "")), ctx.focus_pods)
             if pod is None:
                 continue
             ref = ctx.workload_ref(pod)
@@ -461,9 +467,6 @@ def throttling(ctx: Ctx) -> list[Finding]:
     return out
 
 
-THROTTLED = 0.25  # share of CFS periods throttled that holds a container back
-
-
 def dependency_throttled(ctx: Ctx) -> list[Finding]:
     """The asked-about service waits on a dependency (its log names the dependency's host with
     the failure: a timeout, a deadline) whose containers are CPU-throttled by their limit, in
@@ -483,11 +486,7 @@ def dependency_throttled(ctx: Ctx) -> list[Finding]:
             for series in ev.data or []:
                 values = series_values(series)
                 labels = series.get("labels") or {}
-                named = str(labels.get("pod", ""))
-                # the series' pod, or another pod of the same workload (series outlive pods)
-                pod = next((x for x in behind if x["name"] == named), None) or next(
-                    (x for x in behind if named.startswith(f"{workload_of(x)[1]}-")), None
-                )
+                pod = series_pod(str(labels.get("pod", "")), behind)
                 if pod is None or not values or max(values) < THROTTLED:
                     continue
                 dep = ctx.workload_ref(pod, ns)

@@ -206,9 +206,19 @@ def _on(tool: str, test: Callable[[list[Json]], bool], what: str) -> Predicate:
     return check
 
 
-def _selector_matches_nothing(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
-    """In the namespace asked about or one whose Service the chain names."""
-    what = "a Service whose selector matches no pod"
+def _owner_of(pod: Json) -> str:
+    """The workload a pod belongs to (a ReplicaSet's Deployment), or the pod itself."""
+    owner = pod.get("owner") or {}
+    name = str(owner.get("name") or "")
+    if owner.get("kind") == "ReplicaSet" and "-" in name:
+        return name.rsplit("-", 1)[0]
+    return name or f"pod {pod.get('name')}"
+
+
+def _selector_misdirects(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
+    """In the namespace asked about or one whose Service the chain names: a selector that
+    matches no pod, or pods of more than one owner (a stray pod among the endpoints)."""
+    what = "a Service whose selector matches no pod, or pods of more than one owner"
     unread = False
     for where in sorted({ns, *claimed.service_namespaces}):
         services = reads.items("k8s.services", namespace=where)
@@ -218,7 +228,12 @@ def _selector_matches_nothing(reads: Reads, ns: str, claimed: Claimed) -> tuple[
             continue
         for svc in services:
             selector = svc.get("selector") or {}
-            if selector and not selects_any(selector, pods):
+            if not selector:
+                continue
+            if not selects_any(selector, pods):
+                return True, what
+            owners = {_owner_of(x) for x in pods if selects_any(selector, [x])}
+            if len(owners) > 1:
                 return True, what
     return (None if unread else False), what
 
@@ -335,7 +350,7 @@ SIGNATURES: dict[CauseClass, Predicate] = {
     ),
     CauseClass.CLOUD_ACCESS_DENIED: _refused_or_failing,
     CauseClass.HPA_AT_MAX: _on("k8s.hpas", hpa_at_max, "an HPA at its maximum replicas"),
-    CauseClass.SERVICE_SELECTOR_MISMATCH: _selector_matches_nothing,
+    CauseClass.SERVICE_SELECTOR_MISMATCH: _selector_misdirects,
 }
 
 

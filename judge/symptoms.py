@@ -360,6 +360,11 @@ def unconfirmed(
                     f"the request reports {kind}: the share of requests answered 404 rose from "
                     f"{missing.base:.1%} to {missing.peak:.1%} in the window"
                 )
+            elif missing.last > NOT_FOUND_FLOOR:  # it stood there all window: still what they see
+                out.append(
+                    f"the request reports {kind}: {missing.last:.1%} of requests are answered "
+                    "404 now"
+                )
         elif kind is Reported.SLOW:
             if not latencies(reads, ns, end):
                 out.append(f"the request reports {kind}, and no latency series in {ns} measures it")

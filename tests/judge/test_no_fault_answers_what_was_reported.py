@@ -107,8 +107,10 @@ class Cluster:
         events: list[dict[str, Any]] | None = None,
         deployments: list[dict[str, Any]] | None = None,
         policies: list[dict[str, Any]] | None = None,
+        not_found: list[float] | None = None,
     ):
         self.ratio, self.latency, self.log = ratio, latency, log
+        self.not_found = not_found
         self.cronjobs = cronjobs or []
         self.events, self.deployments = events or [], deployments or []
         self.policies = policies or []
@@ -143,6 +145,8 @@ class Cluster:
             values = self.latency if "duration" in query else self.ratio
             if "duration" not in query and "5.." not in query and self.ratio is not None:
                 values = [1.0] * len(self.ratio)  # the total rate: requests were counted
+            if '"404"' in query:
+                values = self.not_found
             if values is not None:
                 data = [
                     {"metric": {}, "values": [[NOW - 60 * i, str(v)] for i, v in enumerate(values)]}
@@ -181,6 +185,16 @@ def test_a_chronic_error_ratio_is_a_fault_though_it_never_rose() -> None:
     chronic = [0.3] * 12  # failing before the window opened: no rise, still 30 %
     missing = _no_fault("is anything wrong with api?", Cluster(ratio=chronic, latency=FLAT, log=[]))
     assert any("server-error ratio is 30.0%" in m for m in missing)
+
+
+def test_a_404_share_that_stood_all_window_is_what_the_user_reports() -> None:
+    """A third of the requests answered 404 since before the window opened never rose, yet
+    it is exactly what the request reports; a share at the floor of scanners and typos is not."""
+    words = "a third of POST /v2/quotes calls to api come back 404 since this morning"
+    chronic = Cluster(ratio=FLAT, latency=FLAT, log=[], not_found=[0.33] * 12)
+    missing = _no_fault(words, chronic)
+    assert any("33.0% of requests are answered 404 now" in m for m in missing), missing
+    assert _no_fault(words, Cluster(FLAT, FLAT, [], not_found=[0.01] * 12)) == []
 
 
 def test_no_fault_to_slowness_needs_a_latency_series() -> None:

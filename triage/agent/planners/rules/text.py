@@ -726,3 +726,20 @@ def missing_config_key(message: str) -> tuple[str, str | None] | None:
     if m is None:
         return None
     return (m.group("key") or m.group("key2")), m.group("cm")
+
+
+# The status an access-log line says the server answered with: a JSON field (status, code,
+# statusCode, status_code, response_code, nested res.statusCode), logfmt (status=404), or the
+# common log format's `"GET /x HTTP/1.1" 404`.
+_ANSWERED = re.compile(
+    r"[\"']?(?:status(?:_?code)?|statusCode|response_code|code)[\"']?\s*[:=]\s*[\"']?"
+    r"(?P<a>[1-5]\d\d)\b(?![.\d])"
+    r"|\"[A-Z]+ \S+ HTTP/\d(?:\.\d)?\" (?P<b>[1-5]\d\d)\b",
+    re.I,
+)
+
+
+def answered(line: str) -> int | None:
+    """The HTTP status a server's access-log line says it answered a request with, or None."""
+    m = _ANSWERED.search(line)
+    return int(m.group("a") or m.group("b")) if m else None

@@ -2,6 +2,9 @@
 workload calls, and the NetworkPolicies between them: dependencies.py).
 
 - A Service whose selector matches no pod, or whose targetPort no pod listens on.
+- A Service whose selector also matches pods of another owner (a forgotten debug pod, another
+  release's pods) that answer its requests with errors the others do not: those pods get
+  their share of the traffic and fail it.
 - An Ingress naming a class, a backend Service or a TLS Secret that is not there (a Secret's
   absence is known from the controller's event: Secrets are never read).
 - A dependency: a host a failing container cannot reach (its log line, else its settings) is
@@ -249,6 +252,126 @@ def _backs_a_workload(ctx: Ctx, svc: p.Service) -> bool:
     )
 
 
+def _answers(ctx: Ctx, pod: p.Pod) -> tuple[list[tuple[int, str]], str | None]:
+    """(status, line) for each request the pod's current log says it answered."""
+    for c in pod["containers"]:
+        log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+        found = [(code, ln) for ln in log if (code := text.answered(ln)) is not None]
+        if found and lid is not None:
+            return found, lid
+    return [], None
+
+
+def _failing_share(answers: list[tuple[int, str]]) -> float:
+    return sum(code >= 400 for code, _ in answers) / len(answers) if answers else 0.0
+
+
+def _stray_endpoints(
+    ctx: Ctx,
+    svc: p.Service,
+    matched: list[p.Pod],
+    eid: str | None,
+    sid: str | None,
+    pods_id: str | None,
+) -> Finding | None:
+    """The Service's selector matches pods of more than one owner, and the requests those of
+    one owner answer fail (4xx/5xx in their own access log) while the others' succeed: a
+    share of the Service's traffic goes to pods that were never meant to serve it."""
+    owners: dict[str, list[p.Pod]] = {}
+    for pod in matched:
+        owners.setdefault(_owner_name(pod), []).append(pod)
+    if len(owners) < 2:
+        return None
+    failing: list[tuple[p.Pod, str, str]] = []
+    serving: list[p.Pod] = []
+    for pod in matched:
+        answers, lid = _answers(ctx, pod)
+        if not answers or lid is None:
+            continue
+        share = _failing_share(answers)
+        if share >= 0.5:
+            line = next(ln for code, ln in answers if code >= 400)
+            failing.append((pod, line, lid))
+        elif share <= 0.1:
+            serving.append(pod)
+    odd = {_owner_name(x) for x, _, _ in failing}
+    if not failing or not serving or odd & {_owner_name(x) for x in serving}:
+        return None
+    pod, line, lid = failing[0]
+    good = serving[0]
+    ref = ctx.ref("Service", svc["name"])
+    sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
+    owner = pod["owner"]
+    whose = (
+        f"a bare pod that no controller owns ({pod['name']})"
+        if owner is None
+        else f"{pod['name']}, of {owner['kind']} {owner['name']}"
+    )
+    images = {c["image"] for c in pod["containers"] if c["image"]}
+    serving_images = {c["image"] for c in good["containers"] if c["image"]}
+    differ = [
+        f"{k}={v}"
+        for k, v in sorted(pod["labels"].items())
+        if good["labels"].get(k) != v and k not in svc["selector"]
+    ]
+    unlike = "; ".join(
+        x
+        for x in (
+            f"image {', '.join(sorted(images))} where {_owner_name(good)} runs "
+            f"{', '.join(sorted(serving_images))}"
+            if images and images != serving_images
+            else "",
+            f"labels {', '.join(differ)}" if differ else "",
+        )
+        if x
+    )
+    ready = len(matched)
+    return Finding(
+        cls=CauseClass.SERVICE_SELECTOR_MISMATCH,
+        cause=f"Service {svc['name']} selects {sel}, which {whose} also carries"
+        + (f" ({unlike})" if unlike else "")
+        + f": it is one of the Service's {ready} endpoints and answers its share of the "
+        f"requests with errors",
+        summary=f"Part of the requests to Service {svc['name']} fail: they reach {pod['name']}",
+        impact=f"About {len(failing)} in {ready} requests to Service {svc['name']} reach a pod "
+        "that fails them; the others succeed.",
+        chain=chain(
+            link(
+                S,
+                f"{pod['name']}, an endpoint of Service {svc['name']}, answers requests with "
+                f"errors: {short(line.strip(), 200)}; {good['name']} answers them.",
+                lid,
+                about=ref,
+            ),
+            link(
+                M,
+                f"Service {svc['name']} selects {sel}: {whose} carries those labels"
+                + (f" ({unlike})" if unlike else "")
+                + f", so it is one of the {ready} endpoints the Service spreads requests over.",
+                sid,
+                pods_id,
+                eid,
+                about=ctx.ref("Pod", pod["name"]),
+            ),
+            link(
+                C,
+                f"{pod['name']} is not part of {_owner_name(good)} but carries the selector "
+                f"{sel} of Service {svc['name']}: remove it (or its labels), or narrow the "
+                "selector to a label only the serving pods carry.",
+                sid,
+                pods_id,
+                about=ref,
+            ),
+        ),
+        strength=Strength.STATED,
+        explains={str(ref), str(ctx.ref("Pod", pod["name"]))},
+        follow_ups=[
+            f"Take {pod['name']} out of the Service (delete it or change its labels), or add "
+            f"a label to the selector of {svc['name']} that only the serving pods carry."
+        ],
+    )
+
+
 def services(ctx: Ctx) -> list[Finding]:
     svcs, sid = ctx.facts.services(ctx.ns)
     pods, pods_id = ctx.facts.pods(ctx.ns)
@@ -262,6 +385,9 @@ def services(ctx: Ctx) -> list[Finding]:
             continue
         matched = [x for x in pods if selects(svc["selector"], x["labels"])]
         if eps["ready"]:
+            stray = _stray_endpoints(ctx, svc, matched, eid, sid, pods_id)
+            if stray is not None:
+                out.append(stray)
             # endpoints exist: a numeric targetPort that no container declares still refuses
             finding = _port_mismatch(ctx, svc, matched, eid, sid, pods_id, has_endpoints=True)
             if finding is not None:

@@ -45,6 +45,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("network.services", network.services),
     ("network.ingresses", network.ingresses),
     ("dependencies.dependencies", dependencies.dependencies),
+    ("dependencies.addresses_dropped", dependencies.addresses_dropped),
     ("dependencies.scrapes", dependencies.scrapes),
     ("autoscaling.hpas", autoscaling.hpas),
     ("nodes.nodes", nodes.nodes),

@@ -291,6 +291,83 @@ def dependencies(ctx: Ctx) -> list[Finding]:
     return out
 
 
+# A client's request to the Kubernetes API names its path (client-go, the SDKs): the API
+# server is where it leads, whatever address the kubernetes Service has in this cluster.
+_KUBE_API_PATH = re.compile(r"https?://[^/\s\"]+/(api/v1|apis/[\w.-]+/v\w+)/")
+
+
+def addresses_dropped(ctx: Ctx) -> list[Finding]:
+    """An address (ip:port) a failing line of an asked-about pod dialled, which no egress rule
+    of the policies selecting that pod admits: dropped whatever it leads to (the API server,
+    a database outside the cluster). A line whose host names a Service is `dependencies`'."""
+    policies, nid = ctx.facts.network_policies(ctx.ns)
+    if not policies:
+        return []
+    followed = {line for *_, line in hosts_failing(ctx)}
+    for pod in ctx.focus_pods:
+        for c in pod["containers"]:
+            for previous in (False, True):
+                log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], previous)
+                for line in text.lines_of(log[-200:]):
+                    if (
+                        line.family is not text.Family.CONNECTION
+                        or line.severity < 1
+                        or line.text in followed
+                    ):
+                        continue
+                    refused = _egress_refuses(policies, pod, line.text)
+                    if refused is None:
+                        continue
+                    return [_address_dropped(ctx, pod, line.text, lid, refused[1], nid)]
+    return []
+
+
+def _address_dropped(
+    ctx: Ctx, pod: p.Pod, line: str, lid: str | None, address: str, nid: str | None
+) -> Finding:
+    caller = ctx.workload_ref(pod)
+    policies, _ = ctx.facts.network_policies(ctx.ns)
+    selecting = _selecting(policies, pod, "Egress")
+    api = _KUBE_API_PATH.search(line)
+    where = (
+        f"{address} (the Kubernetes API server: the request is for /{api.group(1)}/…, the "
+        "kubernetes Service's address)"
+        if api
+        else address
+    )
+    names = ", ".join(x["name"] for x in selecting)
+    admits = "; ".join(f"{x['name']}: {_peers_text(x, egress=True)}" for x in selecting)
+    cause = (
+        f"the NetworkPolicies selecting {caller.name} for egress ({names}) admit only what "
+        f"their rules list ({admits}); none admits {where}, so {caller.name}'s connections "
+        "there are dropped"
+    )
+    return Finding(
+        cls=CauseClass.NETWORK_POLICY_BLOCKING,
+        cause=cause,
+        summary=f"{caller.name}'s egress to {address} is dropped by NetworkPolicy "
+        f"{selecting[0]['name']}",
+        impact=f"{caller.name}'s calls to {address} time out.",
+        chain=chain(
+            link(
+                S,
+                f"{caller.name} cannot reach {where}: {short(line)}",
+                lid,
+                about=caller,
+            ),
+            link(
+                C,
+                cause[0].upper() + cause[1:] + ".",
+                nid,
+                about=ctx.ref("NetworkPolicy", selecting[0]["name"]),
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(caller)},
+        follow_ups=[f"Admit {address} in an egress rule of a policy selecting {caller.name}."],
+    )
+
+
 def _not_admitted(
     ctx: Ctx,
     caller: Ref,

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from tools.read import payloads as p
-from triage.agent.planners.rules.facts import Facts, Ref, selects, workload_of
+from triage.agent.planners.rules.facts import Facts, Ref, selects, workload_of, workload_ref
 from triage.core.models import Goal, Workload
 
 _WORD = re.compile(r"(?<![\w./-])[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?![\w/-])")
@@ -127,7 +127,7 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
                 r
                 for pod in facts.pods(ns)[0]
                 if pod["labels"].get("app") == w.name
-                for r in [Ref(*workload_of(pod), ns)]
+                for r in [workload_ref(pod, ns)]
             ]
         if found:
             refs.extend(found)

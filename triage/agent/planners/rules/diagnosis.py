@@ -24,7 +24,14 @@ from triage.agent.planners.rules.analyzers.metrics import symptoms
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
 from triage.agent.planners.rules.chain import Finding, compose, link, rank, short
 from triage.agent.planners.rules.context import Ctx, build
-from triage.agent.planners.rules.facts import Facts, Ref, selects, series_values, workload_of
+from triage.agent.planners.rules.facts import (
+    Facts,
+    Ref,
+    pods_behind,
+    selects,
+    series_values,
+    workload_of,
+)
 from triage.agent.planners.rules.reads import (
     MAX_HOPS,
     _troubled,
@@ -171,7 +178,7 @@ def _hops(ctx: Ctx) -> list[Hop]:
         svc = next((x for x in ctx.facts.services(dep_ns)[0] if x["name"] == svc_name), None)
         if svc is None or not svc["selector"]:
             continue
-        behind = [x for x in ctx.facts.pods(dep_ns)[0] if selects(svc["selector"], x["labels"])]
+        behind = pods_behind(svc["selector"], ctx.facts.pods(dep_ns)[0])
         if not behind:
             continue
         sub = Ctx(
@@ -181,7 +188,7 @@ def _hops(ctx: Ctx) -> list[Hop]:
             now=ctx.now,
             focus={str(Ref("Service", dep_ns, svc_name))}
             | {str(Ref("Pod", dep_ns, x["name"])) for x in behind}
-            | {str(Ref(*workload_of(x), dep_ns)) for x in behind},
+            | {str(ctx.workload_ref(x, dep_ns)) for x in behind},
             focus_pods=behind,
             whole_namespace=False,
         )

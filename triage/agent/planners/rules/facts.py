@@ -39,6 +39,22 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+def nearly_selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    """The labels carry every key of a selector of two or more, and differ in the value of
+    exactly one: a pod its selector would take but for a label set by whoever runs it (an
+    operator's role=replica where the Service wants role=primary)."""
+    if len(selector) < 2 or any(k not in labels for k in selector):
+        return False
+    return sum(labels[k] != v for k, v in selector.items()) == 1
+
+
+def pods_behind(selector: dict[str, str], pods: list[Any]) -> list[Any]:
+    """The pods a Service's selector selects or, when it selects none, those it nearly selects
+    (their own failure may be why none carries the label it wants)."""
+    chosen = [x for x in pods if selects(selector, x["labels"])]
+    return chosen or [x for x in pods if nearly_selects(selector, x["labels"])]
+
+
 def series_values(series: dict[str, Any]) -> list[float]:
     """The numeric values of a range series (NaN and nulls — a gap, or NaN through JSON —
     dropped)."""
@@ -68,6 +84,12 @@ def workload_of(pod: p.Pod) -> tuple[str, str]:
     if kind == "ReplicaSet" and "-" in name:
         return "Deployment", name.rsplit("-", 1)[0]
     return kind, name
+
+
+def workload_ref(pod: p.Pod, ns: str) -> Ref:
+    """What runs the pod, as a chain's subject (kind, namespace, name)."""
+    kind, name = workload_of(pod)
+    return Ref(kind, ns, name)
 
 
 class Facts:

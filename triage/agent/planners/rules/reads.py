@@ -28,7 +28,7 @@ from tools.read import payloads as p
 from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import Ref, selects, series_values, workload_of
+from triage.agent.planners.rules.facts import Ref, pods_behind, series_values, workload_of
 from triage.core.models import Goal
 
 MAX_LOG_WORKLOADS = 4
@@ -605,12 +605,11 @@ def follow_dependencies(ctx: Ctx) -> None:
         svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
         if svc is None or not svc["selector"]:
             continue
-        for pod in ctx.facts.pods(ns)[0]:
-            if all(pod["labels"].get(k) == v for k, v in svc["selector"].items()):
-                ctx.focus.add(str(ctx.pod_ref(pod, ns)))
-                ctx.focus.add(str(ctx.workload_ref(pod, ns)))
-                if ns == ctx.ns and pod not in ctx.focus_pods:
-                    ctx.focus_pods.append(pod)
+        for pod in pods_behind(svc["selector"], ctx.facts.pods(ns)[0]):
+            ctx.focus.add(str(ctx.pod_ref(pod, ns)))
+            ctx.focus.add(str(ctx.workload_ref(pod, ns)))
+            if ns == ctx.ns and pod not in ctx.focus_pods:
+                ctx.focus_pods.append(pod)
 
 
 def hops(ctx: Ctx) -> list[ToolCall]:
@@ -645,11 +644,8 @@ def hops(ctx: Ctx) -> list[ToolCall]:
             )
             # what the dependency itself says (its pods in their namespace)
             found = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc), None)
-            behind = [
-                x
-                for x in ctx.facts.pods(ns)[0]
-                if found and found["selector"] and selects(found["selector"], x["labels"])
-            ]
+            pods_there = ctx.facts.pods(ns)[0]
+            behind = pods_behind(found["selector"], pods_there) if found else []
             for pod in sorted(behind, key=lambda x: not _troubled(x))[:MAX_LOG_PODS]:
                 out += _log_calls(ns, pod, healthy_too=True)
             # what else runs beside it and started lately: a new load on the dependency

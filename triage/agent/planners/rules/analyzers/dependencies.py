@@ -16,7 +16,11 @@ from triage.agent.planners.rules.analyzers.network import nearest_labels
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.diff import Change
-from triage.agent.planners.rules.facts import Ref, selects, workload_of
+from triage.agent.planners.rules.facts import (
+    Ref,
+    nearly_selects,
+    selects,
+)
 from triage.agent.planners.rules.reads import hosts_failing
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, LinkRole
@@ -480,7 +484,7 @@ def _answers_error(
             link(C, cause[0].upper() + cause[1:] + ".", sid, ctx.facts.pods(ns)[1], about=dep),
         ),
         strength=Strength.STATED,
-        explains={str(caller), str(dep), *(str(Ref(*workload_of(x), ns)) for x in pods[:3])},
+        explains={str(caller), str(dep), *(str(ctx.workload_ref(x, ns)) for x in pods[:3])},
         follow_ups=[f"Restore {svc['name']} in {ns} (what its {code} says); then {caller.name}."],
     )
 
@@ -818,7 +822,7 @@ def _no_endpoints(
         ids = (did,)
     elif pods and not any(x["ready"] for x in pods):
         # the dependency's pods are failing: why is their own chain (see chain.compose)
-        opened = {str(dep), *(str(Ref(*workload_of(x), ns)) for x in pods[:3])}
+        opened = {str(dep), *(str(ctx.workload_ref(x, ns)) for x in pods[:3])}
         opened |= {str(Ref("Pod", ns, x["name"])) for x in pods[:3]}
         bad = pods[0]
         state = next(
@@ -841,6 +845,11 @@ def _no_endpoints(
         ids = (sid, ctx.facts.pods(ns)[1])
         if close:  # pods run there, labelled otherwise: the selector is what is wrong
             cls = CauseClass.SERVICE_SELECTOR_MISMATCH
+        # unless the label it wants is one they would carry but for their own failure (an
+        # operator labels its leader role=primary, and nobody leads): their chain says why
+        near = [x for x in running if nearly_selects(svc["selector"], x["labels"])]
+        opened = {str(ctx.workload_ref(x, ns)) for x in near[:3]}
+        opened |= {str(Ref("Pod", ns, x["name"])) for x in near[:3]}
     return Finding(
         cls=cls,
         cause=f"{caller.name}'s dependency {svc['name']} ({ns}) has no ready endpoints because "

@@ -32,7 +32,7 @@ from triage.agent.planners.rules.analyzers.common import (
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.core.causes import CauseClass
-from triage.core.models import LinkRole
+from triage.core.models import Claim, LinkRole
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
@@ -212,6 +212,8 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         )
     if fam is text.Family.CREDENTIALS:
         return _config(ctx, pod, c, line, lid, symptom, said, credentials=True)
+    if _FOREIGN_BINARY.search(line.text):
+        return _foreign_binary(ctx, pod, c, line, lid, symptom, said)
     if fam in (text.Family.CONFIG, text.Family.COMMAND):
         return _config(ctx, pod, c, line, lid, symptom, said)
     if fam is text.Family.RUNTIME_OOM:
@@ -265,6 +267,60 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
     )
     changed_since_healthy(ctx, ref, f, field="image")
     healthy_revision_note(ctx, ref, f, note=final is None or "Revision" not in final.text)
+    return f
+
+
+# The kernel refuses to run a file that is not an executable of its own machine: a binary
+# built for another CPU architecture (an arm64 image on amd64 nodes), or a script without a
+# shebang line.
+_FOREIGN_BINARY = re.compile(r"exec format error", re.I)
+
+
+def _foreign_binary(
+    ctx: Ctx,
+    pod: p.Pod,
+    c: p.Container,
+    line: text.Line,
+    lid: str | None,
+    symptom: Claim | None,
+    said: Claim | None,
+) -> Finding:
+    ref = ctx.workload_ref(pod)
+    nodes, nid = ctx.facts.nodes()
+    node = next((n for n in nodes if n["name"] == pod["node"]), None)
+    arch = (node or {}).get("labels", {}).get("kubernetes.io/arch") if node else None
+    image = c["image"] or "its image"
+    where = (
+        f"node {node['name']} is {arch} (kubernetes.io/arch), so the image must hold an {arch} "
+        "binary"
+        if node is not None and arch
+        else "the node's CPU architecture is the one the image must be built for"
+    )
+    cause = (
+        f"{image} holds an entrypoint the node's kernel cannot execute (exec format error): a "
+        "binary built for another CPU architecture or platform than the node's, or a script "
+        "with no "
+        f"shebang; {where}"
+    )
+    f = Finding(
+        cls=CauseClass.APPLICATION_ERROR,
+        cause=cause,
+        summary=f"{ref.name} cannot start: exec format error",
+        impact=f"{ref.name} serves nothing while it restarts.",
+        chain=chain(
+            symptom,
+            said,
+            link(C, cause[0].upper() + cause[1:] + ".", lid, nid, about=ref),
+        ),
+        explains={str(ref)},
+        follow_ups=[
+            f"Rebuild {image} for the nodes' platform (docker buildx --platform "
+            f"linux/{arch or 'amd64'}) or as a multi-arch image, or roll back to the last good "
+            "revision."
+        ],
+    )
+    changed_since_healthy(ctx, ref, f, field="image")
+    healthy_revision_note(ctx, ref, f, note=True)
     return f
 
 

@@ -236,13 +236,18 @@ def segments(name: str) -> list[str]:
     return out
 
 
+_ITEM_ON_THE_WAY = re.compile(r"\[[^\]]*\](?=\.)")
+
+
 @functools.lru_cache(maxsize=16_384)
 def secret_name(name: str) -> bool:
     """Does a key, variable, header or flag called `name` hold a secret? (Pure, and asked of
     the same few keys for every item of a list: cached.)"""
     if not name or len(name) > MAX_NAME_CHARS:
         return False
-    segs = segments(name)
+    # a flattened path names list items on its way (`volumes[aws-token].projected.sources`):
+    # what the value is, is said by the field at its end, not by the item a user named
+    segs = segments(_ITEM_ON_THE_WAY.sub("", name))
     if not segs or segs[-1] in _ABOUT_A_SECRET or "tokens" in segs:
         return False
     if any(s in _SECRET_SEGMENTS for s in segs):

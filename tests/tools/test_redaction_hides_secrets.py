@@ -60,6 +60,23 @@ def test_counts_named_like_secrets_are_not_masked() -> None:
         assert Redactor().text(line) == line
 
 
+def test_a_settings_path_is_judged_by_its_field_not_by_an_item_a_user_named() -> None:
+    """A pod template's settings are flattened by path; a volume named aws-token does not make
+    its source spec a secret (the token's audience is what a reader needs), while a field
+    that holds one is still masked wherever its item is, and a secret value by its format."""
+    settings = {
+        "volumes[aws-token].projected.sources": "{serviceAccountToken: {audience: sts}}",
+        "containers[app].lifecycle.postStart.exec.token": "hunter2-but-longer",
+        "volumes[cfg].configMap.name": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    }
+    out = Redactor().data(settings)
+    assert out["volumes[aws-token].projected.sources"] == settings[
+        "volumes[aws-token].projected.sources"
+    ]
+    assert out["containers[app].lifecycle.postStart.exec.token"] == MASK
+    assert "a1B2c3D4" not in out["volumes[cfg].configMap.name"]
+
+
 def test_a_million_char_token_is_redacted_in_linear_time() -> None:
     """The URL-password pattern used to take 50 s on 100,000 chars of [A-Za-z0-9+.-]."""
     timings = {}

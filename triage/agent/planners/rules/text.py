@@ -79,7 +79,10 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             r"ExpiredToken|not authorized to perform|403 Forbidden|status code:? 403|"
             r"PERMISSION_DENIED|AuthorizationFailed|Forbidden: 403\b|"
             r"does not have [\w.]+ access to|Permission '[\w.]+' denied|"
-            r"does not have authorization to perform action",
+            r"does not have authorization to perform action|"
+            # STS refusing a web identity token (IRSA and its look-alikes): who it was issued
+            # for (its audience) or by (its issuer) is not what the role trusts
+            r"InvalidIdentityToken|Incorrect token audience|AssumeRoleWithWebIdentity.*denied",
             re.I,
         ),
     ),

@@ -4,6 +4,7 @@ healthy revision of a Deployment."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from tools.read import payloads as p
@@ -242,3 +243,60 @@ def limit_source(
                     f"declares no {resource} {field[:-1]})"
                 )
     return ""
+
+
+def _volume_of(path: str) -> str | None:
+    """The volume a template setting is about: `volumes[aws-token].projected.sources` and
+    `containers[app].volumeMounts[aws-token].mountPath` are both about aws-token."""
+    for head in ("volumes[", "].volumeMounts["):
+        if head in path:
+            return path.split(head, 1)[1].split("]", 1)[0]
+    return None
+
+
+_CONTAINER = re.compile(r"^(containers|initContainers)\[[^\]]*\]")
+
+
+def _any_container(settings: dict[str, str]) -> dict[str, str]:
+    """Settings with the container's name left out: two workloads name their containers as
+    they like (archiver, exporter), and what they mount is compared all the same."""
+    return {_CONTAINER.sub(r"\1[*]", k): v for k, v in settings.items()}
+
+
+def working_neighbour(ctx: Ctx, ref: Ref) -> Claim | None:
+    """A workload beside the failing one that mounts a volume of the same name and works (its
+    pods are ready), and how that volume's settings differ between the two: a copy of a
+    working pattern with one field dropped (a token's audience, a socket's path) shows itself
+    next to the original."""
+    deployments, did = ctx.facts.deployments(ctx.ns)
+    mine = next((d for d in deployments if d["name"] == ref.name), None)
+    if mine is None or did is None:
+        return None
+    own = _any_container(mine["template"].get("settings") or {})
+    own_volumes = {v for path in own if (v := _volume_of(path))}
+    for other in deployments:
+        if other["name"] == ref.name or not other["ready"]:
+            continue
+        theirs = _any_container(other["template"].get("settings") or {})
+        shared = own_volumes & {v for path in theirs if (v := _volume_of(path))}
+        differ = [
+            path
+            for path in sorted(own.keys() | theirs.keys())
+            if _volume_of(path) in shared and own.get(path) != theirs.get(path)
+        ]
+        if not differ:
+            continue
+        said = "; ".join(
+            f"{path} is {theirs.get(path) or 'unset'} in {other['name']} and "
+            f"{own.get(path) or 'unset'} in {ref.name}"
+            for path in differ[:3]
+        )
+        return link(
+            LinkRole.MECHANISM,
+            f"{other['name']}, beside it, mounts the same volume "
+            f"{', '.join(sorted(shared))} and works ({other['ready']} ready); the two differ "
+            f"in it: {short(said, 420)}.",
+            did,
+            about=ref,
+        )
+    return None

@@ -28,6 +28,7 @@ from triage.agent.planners.rules.analyzers.common import (
     probe_of,
     recovered,
     setting_explains,
+    working_neighbour,
 )
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -192,24 +193,7 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
             follow_ups=["Free or grow the volume; find what fills it."],
         )
     if fam is text.Family.ACCESS_DENIED:
-        who, wid = cloud_identity(ctx, pod)
-        log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], previous)
-        target = text.cloud_resource(log)
-        return Finding(
-            cls=CauseClass.CLOUD_ACCESS_DENIED,
-            cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}"
-            + (f"; the resource it was refused: {target}" if target else "")
-            + (f"; {who}" if who else ""),
-            summary=f"{ref.name} fails: access denied by an external service",
-            impact=f"{ref.name}'s work is not done.",
-            chain=chain(
-                symptom,
-                link(M if who else C, said.text if said else line.text, lid, about=ref),
-                link(C, who[0].upper() + who[1:] + ".", wid, about=ref) if who else None,
-            ),
-            explains={str(ref)},
-            follow_ups=["Fix the workload's cloud credentials or the policy that denies it."],
-        )
+        return _access_denied(ctx, pod, c, line, lid, symptom, said, previous=previous)
     if fam is text.Family.CREDENTIALS:
         return _config(ctx, pod, c, line, lid, symptom, said, credentials=True)
     if _FOREIGN_BINARY.search(line.text):
@@ -323,6 +307,55 @@ def _foreign_binary(
     healthy_revision_note(ctx, ref, f, note=True)
     return f
 
+
+def _access_denied(
+    ctx: Ctx,
+    pod: p.Pod,
+    c: p.Container,
+    line: text.Line,
+    lid: str | None,
+    symptom: Claim | None,
+    said: Claim | None,
+    *,
+    previous: bool,
+) -> Finding:
+    """A cloud API refused the workload: who it runs as, and how a neighbour that works
+    differs from it."""
+    ref = ctx.workload_ref(pod)
+    who, wid = cloud_identity(ctx, pod)
+    log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], previous)
+    target = text.cloud_resource(log)
+    beside = working_neighbour(ctx, ref)
+    if who and _TOKEN_REFUSED.search(line.text):
+        # the token was refused before any permission was weighed: the identity's rights
+        # are not in question, what the token says (its audience, its issuer) is
+        who = who.split(": that identity", 1)[0] + (
+            ": the token it presents was refused before any permission of that identity "
+            "was weighed (its audience or issuer is not what the identity provider trusts)"
+        )
+    return Finding(
+        cls=CauseClass.CLOUD_ACCESS_DENIED,
+        cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}"
+        + (f"; the resource it was refused: {target}" if target else "")
+        + (f"; {who}" if who else "")
+        + (f"; {short(beside.text, 260)}" if beside else ""),
+        summary=f"{ref.name} fails: access denied by an external service",
+        impact=f"{ref.name}'s work is not done.",
+        chain=chain(
+            symptom,
+            link(M if who or beside else C, said.text if said else line.text, lid, about=ref),
+            link(M if beside else C, who[0].upper() + who[1:] + ".", wid, about=ref)
+            if who
+            else None,
+            beside.model_copy(update={"role": C}) if beside else None,
+        ),
+        explains={str(ref)},
+        follow_ups=["Fix the workload's cloud credentials or the policy that denies it."],
+    )
+
+
+# STS refusing the web identity token itself (not a permission of the role it maps to)
+_TOKEN_REFUSED = re.compile(r"InvalidIdentityToken|Incorrect token audience", re.I)
 
 _CLOUD_IDENTITY = (
     "eks.amazonaws.com/role-arn",

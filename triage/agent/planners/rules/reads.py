@@ -358,7 +358,8 @@ def epoch(value: str | None) -> float | None:
 
 
 MAX_HOLDER_NODES = 3  # nodes whose pods are read to find who holds what a pod cannot get
-_SCARCE = re.compile(r"Insufficient ([\w./-]+)")
+# what the scheduler found short on a node: a resource, or its pod slots (max-pods)
+_SCARCE = re.compile(r"Insufficient ([\w./-]+)|Too many (pods)")
 
 
 def scarce_nodes(ctx: Ctx, pod: p.Pod, resource: str) -> list[p.Node]:
@@ -381,7 +382,7 @@ def holder_hops(ctx: Ctx) -> list[ToolCall]:
     for pod in [x for x in ctx.focus_pods if x["phase"] == "Pending" and not x["node"]][:2]:
         events, _ = ctx.facts.events_about(ctx.ns, pod["name"])
         said = " ".join(str(e["message"]) for e in events if e["reason"] == "FailedScheduling")
-        for resource in dict.fromkeys(_SCARCE.findall(said)):
+        for resource in dict.fromkeys(a or b for a, b in _SCARCE.findall(said)):
             wanted += [n["name"] for n in scarce_nodes(ctx, pod, resource)]
     return [
         call("k8s.pods_on_node", node=n) for n in list(dict.fromkeys(wanted))[:MAX_HOLDER_NODES]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import quantities
@@ -169,13 +170,23 @@ def _held_by(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:
     who holds the scarce resource on the few nodes that have it (read in every namespace by
     reads.holder_hops), largest first. What a human frees or moves is one of these pods."""
     scarce = [c.removeprefix("Insufficient ").strip() for c in capacity if c.startswith("Insuff")]
+    if any(c.lower() == "too many pods" for c in capacity):
+        scarce.append("pods")  # its pod slots (the kubelet's max-pods): every pod holds one
     said = []
     for resource in scarce[:2]:
         for node in scarce_nodes(ctx, pod, resource):
+            on = [
+                x
+                for x in ctx.facts.pods_on_node(node["name"])[0]
+                if x["phase"] in ("Running", "Pending")
+            ]
+            if resource == "pods":
+                said.append(_slots_taken(node, on))
+                continue
             held = [
                 (x, _amount(x["requests"][resource], resource))
-                for x in ctx.facts.pods_on_node(node["name"])[0]
-                if resource in (x.get("requests") or {}) and x["phase"] in ("Running", "Pending")
+                for x in on
+                if resource in (x.get("requests") or {})
             ]
             held = sorted((h for h in held if h[1] > 0), key=lambda h: -h[1])
             if not held:
@@ -191,6 +202,17 @@ def _held_by(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:
                 f"is held by {who}"
             )
     return ("; " + "; ".join(said) + ": free it there or add capacity") if said else ""
+
+
+def _slots_taken(node: p.Node, on: list[p.PodRef]) -> str:
+    """'node x has 8 pod slots (allocatable pods, the kubelet's max-pods) and 8 pods: …'."""
+    owners = Counter(x["name"].rsplit("-", 1)[0] for x in on)
+    listed = ", ".join(f"{n} ({k})" for n, k in owners.most_common(6))
+    return (
+        f"node {node['name']} has {node['allocatable'].get('pods')} pod slots (allocatable "
+        f"pods, the kubelet's max-pods) and {len(on)} pods on it ({listed}), so no other pod "
+        "fits there whatever CPU and memory are free (raise max-pods)"
+    )
 
 
 def _held_by_old_pods(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:

@@ -562,7 +562,7 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     )
 
 
-_EXCEEDED = re.compile(r"limited: (?P<what>[\w.]+)=")
+_EXCEEDED = re.compile(r"limited: (?P<what>[\w./]+)=")
 
 
 def _used_by(ctx: Ctx, message: str) -> str:
@@ -572,6 +572,8 @@ def _used_by(ctx: Ctx, message: str) -> str:
     if m is None:
         return ""
     what = m.group("what")
+    if what in ("pods", "count/pods", "count/jobs.batch"):
+        return _counted_by(ctx, what)
     field, _, resource = what.rpartition(".")
     field = field or "requests"
     if field not in ("requests", "limits") or resource not in ("cpu", "memory"):
@@ -596,6 +598,34 @@ def _used_by(ctx: Ctx, message: str) -> str:
     return f"; {what} is held by " + ", ".join(
         f"{name} {amount} ({len(v)} pod(s))"
         for (name, v), amount in zip(ranked, shown, strict=True)
+    )
+
+
+def _counted_by(ctx: Ctx, what: str) -> str:
+    """Who holds an object-count quota: the namespace's Jobs (finished ones count until they
+    are deleted: a Job kept by no TTL holds its slot) or its live pods, per owner."""
+    held: Counter[str] = Counter()
+    finished: Counter[str] = Counter()
+    if what == "count/jobs.batch":
+        for job in ctx.facts.jobs(ctx.ns)[0]:
+            # a Job no CronJob owns is named by whoever made it: its name less the suffix
+            # that made it unique (stock-feed-replay-b4466 and -b4467 are one script's)
+            owner = str(job["owner"]["name"] if job["owner"] else job["name"].rsplit("-", 1)[0])
+            held[owner] += 1
+            done = any(
+                c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                for c in job["conditions"]
+            )
+            finished[owner] += int(done)
+    else:
+        for pod in ctx.facts.pods(ctx.ns)[0]:
+            if pod["phase"] not in ("Succeeded", "Failed"):
+                held[workload_of(pod)[1]] += 1
+    if not held:
+        return ""
+    return f"; {what} is held by " + ", ".join(
+        f"{name} {n}" + (f" ({finished[name]} finished, still counted)" if finished[name] else "")
+        for name, n in held.most_common(4)
     )
 
 

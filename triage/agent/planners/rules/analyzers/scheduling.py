@@ -199,9 +199,30 @@ def _held_by(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:
             )
             said.append(
                 f"{resource} on {node['name']} ({node['allocatable'].get(resource)} allocatable) "
-                f"is held by {who}"
+                f"is held by {who}" + _outranked(ctx, pod, [x for x, _ in held[:3]])
             )
     return ("; " + "; ".join(said) + ": free it there or add capacity") if said else ""
+
+
+def _outranked(ctx: Ctx, pod: p.Pod, holders: list[p.PodRef]) -> str:
+    """' — price-file-import-h5rh6 runs with priorityClassName business-critical, pos-gateway's
+    pod with none: …': a holder of higher priority preempts lower-priority pods to fit, and is
+    never preempted for them, so the Pending pod waits until it ends."""
+    mine = pod["priority_class"]
+    out = []
+    for x in holders:
+        full = next((y for y in ctx.facts.pods(x["namespace"])[0] if y["name"] == x["name"]), None)
+        theirs = full["priority_class"] if full else None
+        if theirs and theirs != mine:
+            out.append(f"{x['name']} runs with priorityClassName {theirs}")
+    if not out:
+        return ""
+    return (
+        f" — {', '.join(out)}, {pod['name']} with "
+        + (f"priorityClassName {mine}" if mine else "none (priority 0)")
+        + ": the scheduler preempts lower-priority pods to place a higher-priority one, and "
+        "never preempts it to place them"
+    )
 
 
 def _slots_taken(node: p.Node, on: list[p.PodRef]) -> str:

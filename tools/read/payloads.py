@@ -302,6 +302,9 @@ class StorageClass(TypedDict):
     # Immediate (the default) or WaitForFirstConsumer: a claim of the latter stays Pending,
     # by design, until a pod that mounts it is scheduled (the volume is made in its zone)
     binding_mode: NotRequired[str]
+    # where it may provision: (label key, values) pairs of its allowedTopologies, ANDed within
+    # the first term; empty when it may provision anywhere
+    allowed_topologies: NotRequired[list[tuple[str, list[str]]]]
 
 
 class MetricValue(TypedDict):

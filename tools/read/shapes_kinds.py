@@ -411,6 +411,11 @@ def storage_class(obj: Json) -> p.StorageClass:
         "default": get(meta, "annotations", "storageclass.kubernetes.io/is-default-class")
         == "true",
         "binding_mode": str(obj.get("volumeBindingMode") or "Immediate"),
+        "allowed_topologies": [
+            (str(e.get("key")), [str(v) for v in e.get("values") or []])
+            for term in (obj.get("allowedTopologies") or [])[:1]
+            for e in term.get("matchLabelExpressions") or []
+        ],
     }
 
 

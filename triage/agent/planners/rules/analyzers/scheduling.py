@@ -373,6 +373,7 @@ def _volume_pinned(ctx: Ctx, pod: p.Pod, nodes: list[p.Node]) -> str:
     for claim in pod["claims"]:
         pv = next((v for v in volumes if v.get("claim") == f"{ctx.ns}/{claim}"), None)
         if pv is None:
+            said += _class_confined(ctx, pod, claim, allowed)
             continue
         for term in (pv.get("node_affinity") or [])[:1]:
             for key, op, values in term:
@@ -390,6 +391,30 @@ def _volume_pinned(ctx: Ctx, pod: p.Pod, nodes: list[p.Node]) -> str:
                     "(or the volume be recreated where the nodes are)"
                 )
     return ("; " + "; ".join(said[:2])) if said else ""
+
+
+def _class_confined(ctx: Ctx, pod: p.Pod, claim: str, allowed: list[p.Node]) -> list[str]:
+    """An unbound claim whose StorageClass may provision only where allowedTopologies says
+    (a zonal disk class), while every node the pod may use is elsewhere: the scheduler finds
+    no volume to bind on those nodes, and the claim waits for a consumer that cannot come."""
+    pvc = next((c for c in ctx.facts.pvcs(ctx.ns)[0] if c["name"] == claim), None)
+    if pvc is None or pvc["volume"]:
+        return []
+    classes = ctx.facts.storage_classes()[0]
+    sc = next((c for c in classes if c["name"] == pvc["storage_class"]), None)
+    out = []
+    for key, values in (sc.get("allowed_topologies") or []) if sc else []:
+        if not allowed or any(n["labels"].get(key) in values for n in allowed):
+            continue
+        there = sorted({n["labels"].get(key, "none") for n in allowed})
+        out.append(
+            f"claim {claim} (unbound) uses StorageClass {pvc['storage_class']}, whose "
+            f"allowedTopologies let it provision only where {key} is {' or '.join(values)}, and "
+            f"no node {pod['name']} may use is there ({key} of those: {', '.join(there)}): the "
+            "scheduler finds no volume it could bind on them, so a class that allows the nodes' "
+            f"{key} is needed (or nodes where the class provisions)"
+        )
+    return out
 
 
 def _why_not(pod: p.Pod, nodes: list[p.Node]) -> str:

@@ -67,6 +67,25 @@ def test_an_error_chain_keeps_its_innermost_error() -> None:
     assert out.endswith("401 Unauthorized")
 
 
+def test_an_innermost_error_too_long_to_quote_whole_keeps_its_start() -> None:
+    """The Secrets Store CSI driver's mount error wraps Azure's reply in three rpc errors; the
+    reply says what is missing, its help sentences say nothing."""
+    msg = (
+        'MountVolume.SetUp failed for volume "secrets-store" : rpc error: code = Unknown desc = '
+        "failed to mount secrets store objects for pod ns/kc-1, err: rpc error: code = Unknown "
+        "desc = failed to mount objects, error: failed to get objectType:secret, objectName:"
+        "kc-db-password, objectVersion:: keyvault.BaseClient#GetSecret: Failure responding to "
+        "request: StatusCode=404 -- Original Error: autorest/azure: Service returned an error. "
+        'Status=404 Code="SecretNotFound" Message="A secret with (name/id) kc-db-password was not '
+        "found in this key vault. If you recently deleted this secret you may be able to recover "
+        'it. For help resolving this issue, please see https://go.microsoft.com/fwlink/?linkid=1"'
+    )
+    out = short(msg, 220)
+    assert len(out) <= 220
+    assert out.startswith('MountVolume.SetUp failed for volume "secrets-store"')
+    assert 'Code="SecretNotFound"' in out
+
+
 @given(st.text(max_size=600), st.integers(min_value=20, max_value=300))
 def test_short_never_exceeds_its_limit(text: str, limit: int) -> None:
     out = short(text, limit)

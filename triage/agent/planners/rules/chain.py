@@ -70,6 +70,12 @@ def fact(tool: str, path: str, op: FactOp, value: Any, **args: Any) -> Fact:
     )
 
 
+# Sentences of an error message that point elsewhere rather than say what failed.
+_HELP = re.compile(
+    r"\s*(If you [^.]*\.|For (more )?(help|details|information)[^.]*(\.|$)|(please )?see https?://\S+"
+    r"|https?://\S+)",
+    re.I,
+)
 _HINT = re.compile(r"\s*(https?://\S+|see \S+|for more (details|information).*)\s*", re.I)
 
 
@@ -134,9 +140,14 @@ def short(text: str, limit: int = 220) -> str:
             if len(candidate) > limit // 2:
                 break
             tail = candidate
-        if tail:
-            head = text[: limit - len(tail) - 4].rstrip()
-            return f"{head} …: {tail}"
+        if not tail:
+            # the innermost error alone is too long: its start says what failed (a server's
+            # "Code=SecretNotFound Message=…"), the help sentences after it say nothing
+            inner = _HELP.sub("", parts[-1]).strip()
+            room = limit * 2 // 3
+            tail = inner[: room - 1].rstrip() + ("…" if len(inner) > room - 1 else "")
+        head = text[: limit - len(tail) - 4].rstrip()
+        return f"{head} …: {tail}"
     return text[: limit - 1] + "…"
 
 

@@ -243,6 +243,7 @@ class Node(TypedDict):
     allocatable: dict[str, str]
     conditions: list[Condition]
     heartbeat: str | None  # the Ready condition's lastHeartbeatTime
+    runtime: NotRequired[str | None]  # status.nodeInfo.containerRuntimeVersion (containerd://1.7)
 
 
 class ServicePort(TypedDict, total=False):

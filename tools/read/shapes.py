@@ -426,4 +426,5 @@ def node(obj: Json) -> p.Node:
             pick(c, ("type", "status", "reason", "message")) for c in status.get("conditions") or []
         ],
         "heartbeat": ready.get("lastHeartbeatTime"),
+        "runtime": get(status, "nodeInfo", "containerRuntimeVersion"),
     }

@@ -163,6 +163,31 @@ def _maker_says(ctx: Ctx, message: str) -> tuple[str, str, Ref] | None:
     )
 
 
+_HOST_PATH = re.compile(r"hostPath type check failed: (?P<path>\S+) is not a (?P<type>[\w ]+)")
+
+
+def _host_lacks(ctx: Ctx, pod: p.Pod, message: str) -> str:
+    """' — node n-1 has no socket at /var/run/docker.sock: it runs containerd …': a hostPath
+    volume assumes something of the node (a runtime's socket, a device, a directory) that the
+    node it landed on does not have; what that node runs is what the assumption missed."""
+    m = _HOST_PATH.search(message)
+    if m is None:
+        return ""
+    node = next((n for n in ctx.facts.nodes()[0] if n["name"] == pod["node"]), None)
+    runs = []
+    if node is not None:
+        if node.get("runtime"):
+            runs.append(f"its container runtime is {node.get('runtime')}")
+        runs += [f"{k}={v}" for k, v in node["labels"].items() if "runtime" in k.lower()]
+    return (
+        f" — the hostPath volume needs {m.group('path')} to be a {m.group('type').strip()} on "
+        f"node {pod['node']}, which has none there"
+        + (f" ({'; '.join(runs)})" if runs else "")
+        + ": the workload assumes a host the node is not (a runtime's socket, a device, a "
+        "directory it does not provide)"
+    )
+
+
 def config_reference(ctx: Ctx) -> list[Finding]:
     """A container that cannot be created or a volume that cannot be mounted because what it
     references (a ConfigMap, a Secret, a key) does not exist: the kubelet names it; the
@@ -207,6 +232,7 @@ def config_reference(ctx: Ctx) -> list[Finding]:
                 "of its own namespace: one created in another namespace (by cert-manager, a "
                 "sync job) must be created, or copied, in this one"
             )
+        cause += _host_lacks(ctx, pod, message)
         maker = _maker_says(ctx, message)
         if maker is not None:
             said_text, maker_id, maker_ref = maker

@@ -228,6 +228,9 @@ def claims_explained(ctx: Ctx) -> list[Claim | None]:
             continue
         if any(claim["name"] in x["claims"] for x in pods):
             continue
+        ready, vid = _ready_volume(ctx, claim, sc)
+        if ready is None:
+            continue  # nothing will make or offer it a volume: not by design
         out.append(
             link(
                 None,
@@ -235,13 +238,32 @@ def claims_explained(ctx: Ctx) -> list[Claim | None]:
                 f"{sc['name']} has volumeBindingMode WaitForFirstConsumer, so the claim is bound "
                 "(and its volume provisioned) only when a pod that mounts it is scheduled, and "
                 "no pod mounts it yet (the workload that uses it has not run); it is not a "
-                "provisioning fault.",
+                f"provisioning fault{ready}.",
                 pid,
                 sid,
+                vid,
                 about=ctx.ref("PersistentVolumeClaim", claim["name"]),
             )
         )
     return out[:2]
+
+
+def _ready_volume(ctx: Ctx, claim: p.PVC, sc: p.StorageClass) -> tuple[str | None, str | None]:
+    """'; PersistentVolume nvme-1 (200Gi, Available) of that class waits for it': what it will
+    bind to at the first run — a pre-made volume (a class with no provisioner makes none), or
+    the provisioner that will make one."""
+    volumes, vid = ctx.facts.persistent_volumes()
+    free = [v for v in volumes if v["storage_class"] == sc["name"] and v["phase"] == "Available"]
+    if free:
+        v = free[0]
+        return (
+            f"; PersistentVolume {v['name']} ({v['capacity'] or '?'}, Available) of that class "
+            "is there for it to bind to at that first run"
+        ), vid
+    if sc["provisioner"] and sc["provisioner"] != "kubernetes.io/no-provisioner":
+        return f"; its provisioner {sc['provisioner']} makes the volume then", None
+    # a class that provisions nothing, and no volume of it free: the first run will not bind
+    return (None, None) if vid is not None else ("", None)
 
 
 def restarts_explained(ctx: Ctx) -> list[Claim | None]:

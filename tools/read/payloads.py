@@ -259,6 +259,8 @@ class Service(TypedDict):
     headless: bool  # clusterIP None: DNS answers with the pods themselves (a StatefulSet's own)
     selector: dict[str, str]
     ports: list[ServicePort]
+    # type ExternalName: the DNS name it is an alias (CNAME) for; it has no endpoints by design
+    external_name: NotRequired[str | None]
 
 
 class FoundService(Service):

@@ -246,6 +246,7 @@ def service(obj: Json) -> p.Service:
             pick(port, ("name", "port", "targetPort", "protocol"))
             for port in spec.get("ports") or []
         ],
+        "external_name": spec.get("externalName"),
     }
 
 

@@ -213,6 +213,31 @@ def _minutes(seconds: int) -> str:
     return f"{seconds // 3600} hour(s)" if seconds % 3600 == 0 else f"{seconds / 60:g} minutes"
 
 
+def aliases_explained(ctx: Ctx) -> list[Claim | None]:
+    """A Service the request names (or a failing pod's settings name) that is an ExternalName
+    alias: it has no selector and no endpoints, by design — DNS answers with a CNAME to the
+    name outside the cluster, and whether that answers is the caller's log's to say."""
+    services, sid = ctx.facts.services(ctx.ns)
+    asked = {w.name for w in ctx.goal.scope.workloads}
+    out: list[Claim | None] = []
+    for svc in services:
+        if svc["type"] != "ExternalName" or (asked and svc["name"] not in asked):
+            continue
+        target = svc.get("external_name") or "a name outside the cluster"
+        out.append(
+            link(
+                None,
+                f"Service {svc['name']} is an ExternalName Service, a DNS alias (CNAME) for "
+                f"{target}: it has no selector and never has endpoints, by design, so a report "
+                "of Services without endpoints lists it every time; callers reach what the "
+                "name resolves to.",
+                sid,
+                about=ctx.ref("Service", svc["name"]),
+            )
+        )
+    return out[:2]
+
+
 def claims_explained(ctx: Ctx) -> list[Claim | None]:
     """A Pending claim of a StorageClass that binds on first consumer, which no pod mounts:
     the PV controller waits, by design, until a pod that mounts it is scheduled (so the

@@ -139,6 +139,11 @@ _SHARES = (
 )
 
 
+# A gauge of how long a run took, as batch jobs push it (last_run_duration_seconds,
+# export_duration_seconds): not a histogram's parts, which are request latencies.
+_DURATION = re.compile(r"(duration|runtime|elapsed)(_seconds)?$|_seconds_(last|duration)$")
+
+
 def throttling_query(sel: str) -> str:
     """The share of CFS periods each container of the selection was throttled in."""
     return (
@@ -213,6 +218,16 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
             # the series a process exports live in its own metrics registry: a count that
             # grows with its memory is a label with unbounded values (a URL, an id)
             rng("held:scrape_samples_scraped", f"max by (pod) (scrape_samples_scraped{{{sel}}})")
+    # a Job its deadline stopped: how long the work takes, by its own duration series (a
+    # batch job pushes its run time: <job>_duration_seconds, job="<name>")
+    stopped = [
+        j["name"]
+        for j in facts.jobs(ns)[0]
+        if any(c.get("reason") == "DeadlineExceeded" for c in j["conditions"])
+    ]
+    if stopped:
+        for name in sorted(n for n in names if _DURATION.search(n))[:2]:
+            rng(f"run_duration:{name}", f"max({name}{{{sel}}})")
     rising = any(
         e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:"))
         for e in facts.evidence

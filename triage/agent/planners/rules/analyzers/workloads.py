@@ -14,7 +14,7 @@ from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import selects
+from triage.agent.planners.rules.facts import selects, series_values
 from triage.agent.planners.rules.reads import epoch
 from triage.core import cron as cron_
 from triage.core.causes import CauseClass
@@ -71,6 +71,7 @@ def jobs(ctx: Ctx) -> list[Finding]:
         if cond is None or cond.get("reason") != "DeadlineExceeded":
             continue
         ref = ctx.ref("Job", job["name"])
+        takes, tid = _run_takes(ctx, job["active_deadline_s"])
         # The Job controller, not the program, ended it: the deadline is a setting of the Job,
         # and the number to look at first (seconds, not minutes, is a common slip).
         out.append(
@@ -80,15 +81,16 @@ def jobs(ctx: Ctx) -> list[Finding]:
                 f"({job['active_deadline_s']}s = {_duration(job['active_deadline_s'])}): "
                 f"{short(str(cond.get('message') or ''), 160)}; the Job controller ends the "
                 "run at that deadline whatever the program is doing, so the deadline is too "
-                "short for the work unless the work hangs",
+                "short for the work unless the work hangs" + takes,
                 summary=f"Job {job['name']} failed: DeadlineExceeded",
                 impact=f"Job {job['name']} did not complete.",
                 chain=chain(
                     link(
                         C,
                         f"Job {job['name']}: Failed/DeadlineExceeded after "
-                        f"{job['active_deadline_s']}s.",
+                        f"{job['active_deadline_s']}s{takes}.",
                         jid,
+                        tid,
                         about=ref,
                     )
                 ),
@@ -97,6 +99,27 @@ def jobs(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def _run_takes(ctx: Ctx, deadline: int | None) -> tuple[str, str | None]:
+    """'; its own duration series says a run takes 1190 to 1262 s (about 20 minutes)': what the
+    deadline must leave room for, from the series the work pushes about itself."""
+    for ev in ctx.facts.evidence:
+        if not ev.ok or not (ev.purpose or "").startswith("run_duration:"):
+            continue
+        values = [v for series in ev.data or [] for v in series_values(series) if v > 0]
+        if not values:
+            continue
+        low, high = min(values), max(values)
+        if deadline is None or low <= deadline:
+            continue  # runs have fit in it: the deadline is not what is short
+        name = (ev.purpose or "").split(":", 1)[1]
+        return (
+            f"; its own duration series {name} says a run takes {low:.0f} to {high:.0f} s "
+            f"(about {_duration(int(high))}), more than the {deadline}s it is allowed",
+            ev.id,
+        )
+    return "", None
 
 
 def job_symptom(ctx: Ctx, job_name: str) -> tuple[str, str | None] | None:

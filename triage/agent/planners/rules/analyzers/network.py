@@ -16,6 +16,7 @@ workload calls, and the NetworkPolicies between them: dependencies.py).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
@@ -538,6 +539,41 @@ def _backend_port(
     return None
 
 
+# Host names that say a name is meant for inside a network only.
+_INSIDE_NAME = re.compile(
+    r"\.(internal|local|lan|corp|intra|intranet|private|svc|home\.arpa)$", re.I
+)
+
+
+def _published_inside(
+    ing: p.Ingress, classes: list[p.IngressClass], iid: str | None, cid: str | None
+) -> tuple[str, tuple[str | None, ...]] | None:
+    """An Ingress for a public host name whose controller published it only at private
+    addresses (RFC 1918, an internal load balancer), while another class exists: its class is
+    the internal controller's, so the host answers only inside the network (on the VPN)."""
+    addresses = [a for a in ing["load_balancer"] if a]
+    hosts = sorted({b["host"] for b in ing["backends"] if b.get("host")})
+    if not addresses or not hosts or any(_INSIDE_NAME.search(h) for h in hosts):
+        return None
+    try:
+        private = all(ipaddress.ip_address(a).is_private for a in addresses)
+    except ValueError:
+        return None  # a host name: where it leads is not known here
+    others = [c for c in classes if c["name"] != ing["ingress_class"]]
+    if not private or not others:
+        return None
+    mine = next((c for c in classes if c["name"] == ing["ingress_class"]), None)
+    return (
+        f"Ingress {ing['name']} for {', '.join(hosts)} uses ingressClassName "
+        f"{ing['ingress_class'] or '(the default)'}"
+        + (f" (controller {mine['controller']})" if mine and mine["controller"] else "")
+        + f", which published it only at the private address {', '.join(addresses)}: an "
+        "internal load balancer, reachable inside the network (on the VPN) and not from the "
+        f"internet; the other class(es) {', '.join(c['name'] for c in others)} serve elsewhere",
+        (iid, cid),
+    )
+
+
 def ingresses(ctx: Ctx) -> list[Finding]:
     items, iid = ctx.facts.ingresses(ctx.ns)
     classes, cid = ctx.facts.ingress_classes()
@@ -568,6 +604,8 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             )
         if problem is None and sid:
             problem = _backend_port(ing, svcs, iid, sid)
+        if problem is None and cid:
+            problem = _published_inside(ing, classes, iid, cid)
         tls_event = next(
             (
                 e

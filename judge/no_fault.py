@@ -289,6 +289,15 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
         out.missing.append(f"{failed}, a failed call 'no fault' does not explain")
     for why in symptoms.unconfirmed(inp.reported, reads, ns, asked, inp.now, inp.words):
         out.missing.append(f"{why}: 'no fault' does not answer it")
+    seen = symptoms.says_healthy(inp.words)
+    outcomes = [k for k in inp.reported if k is not symptoms.Reported.NOT_RUN]
+    if seen is not None and outcomes:
+        # they looked at the pods and still see the failure: the pods' health is no answer
+        out.missing.append(
+            f"the request reports {outcomes[0]} while saying \"{seen}\": a 'no fault' from the "
+            "health of what it names tells the requester what they already saw, and the failure "
+            "they see was not found where they see it (a proxy, a client, a dependency)"
+        )
     if symptoms.Reported.UNREACHABLE in inp.reported:
         said = " ".join(c.text for c in (*draft.root_cause, *draft.contributing_factors))
         for pol in _ingress_policies(reads, ns, asked):

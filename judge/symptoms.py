@@ -155,6 +155,24 @@ _NEGATED = re.compile(
 )
 
 
+# The requester's own word that what they can see is healthy ("pods are up", "0 restarts",
+# "logs look clean"): said beside a reported failure, it is what they already checked.
+_SAYS_HEALTHY = re.compile(
+    r"\b(pods?|it|they|service|deployment|everything|containers?)\s+"
+    r"(are|is|look\w*|seems?|shows?|showing)\s+(all\s+)?"
+    r"(up|fine|ok|okay|healthy|green|ready|running|normal)\b"
+    r"|\b(0|zero|no) restarts\b|\blogs?\s+(are|is|look\w*|seems?)\s+(clean|fine|normal)\b"
+    r"|\blogs?\s+(have|has|show\w*)\s+(zero|no|nothing)\b[^.?!]{0,12}\b(errors?|warnings?)?",
+    re.I,
+)
+
+
+def says_healthy(words: str) -> str | None:
+    """Where the request says what it sees is healthy, in its words; None when it does not."""
+    m = _SAYS_HEALTHY.search(words.translate(_QUOTES))
+    return m.group(0) if m else None
+
+
 def reported(words: str, alert: str | None) -> list[Reported]:
     """The measurable outcomes the request reports, in a fixed order; a negated mention
     ("no timeouts", "it isn't slow", "nothing returns 500s") reports nothing."""

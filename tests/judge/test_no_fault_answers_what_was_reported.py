@@ -197,6 +197,35 @@ def test_a_404_share_that_stood_all_window_is_what_the_user_reports() -> None:
     assert _no_fault(words, Cluster(FLAT, FLAT, [], not_found=[0.01] * 12)) == []
 
 
+@pytest.mark.parametrize(
+    "words",
+    [
+        "the app gets random 503s through the gateway. api is Ready, 0 restarts, logs clean",
+        "customers say api just times out, pods are up and it loads fine on the vpn",
+        "api returns 500s on checkout but the pods look healthy",
+        "we can't reach api from the jobs, its logs have zero errors",
+    ],
+)
+def test_a_failure_reported_beside_the_pods_health_is_not_answered_by_it(words: str) -> None:
+    """The requester looked at the pods and still sees the failure: a 'no fault' resting on
+    the pods' health (the app's own counters flat too) repeats what they saw."""
+    missing = _no_fault(words, Cluster(ratio=FLAT, latency=FLAT, log=[]))
+    assert any("a 'no fault' from the health of what it names" in m for m in missing), missing
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "api is returning 503s",  # no word about the pods: the counters measured it absent
+        "pods are up, is anything wrong with api?",  # healthy, and no failure reported
+        "are the pods of api up? is it slow?",  # a question about health, not a statement
+    ],
+)
+def test_health_alone_or_a_bare_report_is_weighed_as_before(words: str) -> None:
+    missing = _no_fault(words, Cluster(ratio=FLAT, latency=FLAT, log=[]))
+    assert not any("a 'no fault' from the health" in m for m in missing), missing
+
+
 def test_no_fault_to_slowness_needs_a_latency_series() -> None:
     missing = _no_fault("api feels slow", Cluster(ratio=FLAT, latency=None, log=[]))
     assert any("reports slowness, and no latency series" in m for m in missing)

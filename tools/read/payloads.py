@@ -419,6 +419,9 @@ class Ingress(TypedDict):
     backends: list[IngressBackend]
     load_balancer: list[str]
     canary: dict[str, str]  # ingress-nginx canary-* annotations, without their prefix
+    # nginx.ingress.kubernetes.io/backend-protocol (HTTP when unset: GRPC, GRPCS, HTTPS …)
+    backend_protocol: NotRequired[str | None]
+    annotation_owners: NotRequired[list[str]]  # the prefixes of its annotations' keys
 
 
 class IngressClass(TypedDict):

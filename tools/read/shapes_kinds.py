@@ -321,6 +321,14 @@ def ingress(obj: Json) -> p.Ingress:
             str(i.get("ip") or i.get("hostname"))
             for i in get(obj, "status", "loadBalancer", "ingress") or []
         ],
+        "backend_protocol": get(
+            meta, "annotations", "nginx.ingress.kubernetes.io/backend-protocol"
+        ),
+        # whose annotations it carries (alb.ingress.kubernetes.io, traefik.ingress…): another
+        # controller's are ignored by the one that serves it
+        "annotation_owners": sorted(
+            {str(k).split("/", 1)[0] for k in meta.get("annotations") or {} if "/" in str(k)}
+        ),
     }
 
 

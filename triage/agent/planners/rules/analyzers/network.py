@@ -574,6 +574,43 @@ def _published_inside(
     )
 
 
+# A port that speaks gRPC or HTTP/2 by its name (the convention Istio and others read):
+# grpc, grpc-web, h2c, http2.
+_H2_PORT = re.compile(r"^(grpcs?|h2c?|http2)(-|$)", re.I)
+
+
+def _speaks_http1_to_grpc(
+    ing: p.Ingress, classes: list[p.IngressClass], iid: str | None, cid: str | None
+) -> tuple[str, tuple[str | None, ...]] | None:
+    """An ingress-nginx Ingress routing to a gRPC (HTTP/2) port without
+    nginx.ingress.kubernetes.io/backend-protocol: nginx proxies HTTP/1.1 to it, the server
+    rejects the connection, and the client is answered 502 (UNAVAILABLE to a gRPC client)."""
+    mine = next((c for c in classes if c["name"] == ing["ingress_class"]), None)
+    if mine is None or "nginx" not in str(mine["controller"] or ""):
+        return None
+    if str(ing.get("backend_protocol") or "").upper() in ("GRPC", "GRPCS"):
+        return None
+    ports = [b for b in ing["backends"] if _H2_PORT.match(str(b.get("port") or ""))]
+    if not ports:
+        return None
+    b = ports[0]
+    foreign = [o for o in ing.get("annotation_owners") or [] if "nginx" not in o]
+    return (
+        f"Ingress {ing['name']} routes {b.get('path', '/')} to port {b.get('port')} of Service "
+        f"{b.get('service')}, a gRPC (HTTP/2) port by its name, but carries no "
+        "nginx.ingress.kubernetes.io/backend-protocol: GRPC annotation, so ingress-nginx "
+        f"(controller {mine['controller']}) proxies plain HTTP/1.1 to it; the gRPC server "
+        "rejects that connection and the client gets 502 (UNAVAILABLE)"
+        + (
+            f"; the annotations it does carry are for another controller ({', '.join(foreign)}),"
+            " which ingress-nginx ignores"
+            if foreign
+            else ""
+        ),
+        (iid, cid),
+    )
+
+
 def ingresses(ctx: Ctx) -> list[Finding]:
     items, iid = ctx.facts.ingresses(ctx.ns)
     classes, cid = ctx.facts.ingress_classes()
@@ -606,6 +643,8 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             problem = _backend_port(ing, svcs, iid, sid)
         if problem is None and cid:
             problem = _published_inside(ing, classes, iid, cid)
+        if problem is None and cid:
+            problem = _speaks_http1_to_grpc(ing, classes, iid, cid)
         tls_event = next(
             (
                 e

@@ -446,6 +446,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.policies_explained(ctx)
     claims += reasons.described_explained(ctx)
     claims += reasons.logs_explained(ctx)
+    claims += reasons.waits_explained(ctx)
     claims += reasons.alert_explained(ctx)
     claims += reasons.autoscalers_explained(ctx)
     claims += reasons.scaled_down_explained(ctx)

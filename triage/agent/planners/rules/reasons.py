@@ -15,7 +15,7 @@ import re
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import meanings, quantities, text
-from triage.agent.planners.rules.analyzers.common import _ts, recovered
+from triage.agent.planners.rules.analyzers.common import _ts, env_of, recovered
 from triage.agent.planners.rules.analyzers.dependencies import peer_text
 from triage.agent.planners.rules.analyzers.network import scaled_to_zero
 from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
@@ -772,6 +772,72 @@ def logs_explained(ctx: Ctx) -> list[Claim | None]:
                 about=ref,
             )
         )
+    return out
+
+
+# How long a request took, as access logs write it: duration_ms=25002, "duration": 1.2 (s),
+# responseTime=9 (ms), took 25002ms.
+_TOOK = re.compile(
+    r"(?:duration(?:_ms)?|elapsed(?:_ms)?|responseTime|latency(?:_ms)?|took)[\"']?\s*[:= ]\s*"
+    r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|s\b)?",
+    re.I,
+)
+# A setting whose value is a wait: POLL_TIMEOUT_SECONDS, LONGPOLL_WAIT_MS, --hold-timeout=30s.
+_WAIT_SETTING = re.compile(r"timeout|wait|poll|hold|linger|keepalive|keep_alive", re.I)
+_PATH = re.compile(r"\bpath[\"']?\s*[:=]\s*[\"']?(?P<p>/[^\s;,\"']*)", re.I)
+
+
+def _seconds_of(name: str, value: str) -> float | None:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|m)?", value.strip())
+    if m is None:
+        return None
+    n = float(m.group(1))
+    unit = m.group(2) or ("ms" if re.search(r"_MS$|MILLIS", name, re.I) else "s")
+    return n / 1000 if unit == "ms" else n * 60 if unit == "m" else n
+
+
+def waits_explained(ctx: Ctx) -> list[Claim | None]:
+    """Requests that last as long as a wait the container is configured with (a long poll's
+    timeout) and end well: held open by design, so a latency quantile over them measures the
+    wait, not slowness."""
+    out: list[Claim | None] = []
+    for pod in ctx.focus_pods[:2]:
+        for c in pod["containers"]:
+            waits = {
+                n: secs
+                for n, v in env_of(c).items()
+                if _WAIT_SETTING.search(n) and (secs := _seconds_of(n, v))
+            }
+            if not waits:
+                continue
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            for line in log:
+                took = _TOOK.search(line)
+                code = text.answered(line)
+                if took is None or code is None or code >= 400:
+                    continue
+                n = float(took.group("n"))
+                secs = n if took.group("unit") == "s" else n / 1000
+                hit = next(
+                    (k for k, w in waits.items() if w >= 1 and abs(secs - w) <= 0.05 * w), None
+                )
+                if hit is None:
+                    continue
+                where = _PATH.search(line)
+                out.append(
+                    link(
+                        None,
+                        f"Requests{' to ' + where.group('p') if where else ''} last {secs:.1f}s, "
+                        f"the value of {hit} ({waits[hit]:g}s) that container {c['name']} is "
+                        f"configured with, and end {code}: each is held open until that wait "
+                        "ends, by design (a long poll), so a latency quantile over them measures "
+                        "the wait, not slowness.",
+                        lid,
+                        ctx.facts.pods(ctx.ns)[1],
+                        about=ctx.pod_ref(pod),
+                    )
+                )
+                return out
     return out
 
 

@@ -539,6 +539,13 @@ def _backend_port(
     return None
 
 
+# What someone outside a private network sees of an address inside it: the connection never
+# completes (a browser spins, a client times out) — not an error answered by a server.
+_NOT_REACHED = re.compile(
+    r"tim(e|es|ed|ing)[ -]?out|\bspins?\b|spinning|hangs?\b|can'?t (reach|connect|load)"
+    r"|cannot (reach|connect|load)|unreachable|not reachable|no response|never loads",
+    re.I,
+)
 # Host names that say a name is meant for inside a network only.
 _INSIDE_NAME = re.compile(
     r"\.(internal|local|lan|corp|intra|intranet|private|svc|home\.arpa)$", re.I
@@ -641,7 +648,7 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             )
         if problem is None and sid:
             problem = _backend_port(ing, svcs, iid, sid)
-        if problem is None and cid:
+        if problem is None and cid and _NOT_REACHED.search(ctx.goal.words):
             problem = _published_inside(ing, classes, iid, cid)
         if problem is None and cid:
             problem = _speaks_http1_to_grpc(ing, classes, iid, cid)

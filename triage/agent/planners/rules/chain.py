@@ -140,14 +140,16 @@ def short(text: str, limit: int = 220) -> str:
             if len(candidate) > limit // 2:
                 break
             tail = candidate
-        if not tail:
+        if not tail and "{" not in text:
             # the innermost error alone is too long: its start says what failed (a server's
-            # "Code=SecretNotFound Message=…"), the help sentences after it say nothing
+            # "Code=SecretNotFound Message=…"), the help sentences after it say nothing (a
+            # JSON body is not a chain of errors: its ": " separate keys from values)
             inner = _HELP.sub("", parts[-1]).strip()
             room = limit * 2 // 3
             tail = inner[: room - 1].rstrip() + ("…" if len(inner) > room - 1 else "")
-        head = text[: limit - len(tail) - 4].rstrip()
-        return f"{head} …: {tail}"
+        if tail:
+            head = text[: limit - len(tail) - 4].rstrip()
+            return f"{head} …: {tail}"
     return text[: limit - 1] + "…"
 
 

@@ -22,7 +22,7 @@ from triage.agent.planners.rules.analyzers import analyze
 from triage.agent.planners.rules.analyzers.common import recovered
 from triage.agent.planners.rules.analyzers.metrics import symptoms
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
-from triage.agent.planners.rules.chain import Finding, compose, link, rank, short
+from triage.agent.planners.rules.chain import Finding, Strength, compose, link, rank, short
 from triage.agent.planners.rules.context import Ctx, build
 from triage.agent.planners.rules.facts import (
     Facts,
@@ -196,12 +196,24 @@ def _hops(ctx: Ctx) -> list[Hop]:
     return out
 
 
+def _serving(ctx: Ctx, svc_name: str, ns: str) -> bool:
+    eps, _ = ctx.facts.endpoints(ns, svc_name)
+    svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
+    behind = pods_behind(svc["selector"], ctx.facts.pods(ns)[0]) if svc else []
+    return bool(eps and eps["ready"]) and bool(behind) and all(x["ready"] for x in behind)
+
+
 def _upstream(ctx: Ctx, hops: list[Hop]) -> Finding | None:
     """When nothing of the asked-about namespace explains its symptom: a dependency's
     complete chain, with the caller's failing line as the first link, is the cause; the
     caller's errors are the consequence."""
     for svc_name, dep_ns, line, findings in hops:
         found = [f for f in findings if f.complete]
+        if _serving(ctx, svc_name, dep_ns):
+            # a dependency that serves (ready endpoints, every pod ready) fails its callers
+            # only in ways a message states (its log, its exporter, the kernel): an oddity of
+            # its structure that leaves it serving is not why they fail
+            found = [f for f in found if f.strength >= Strength.STATED]
         if not found:
             continue
         best = found[0]

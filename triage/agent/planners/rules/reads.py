@@ -553,7 +553,9 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
     same log or the container's settings name (on that port, when the line gives one)."""
     out: dict[tuple[str, str], tuple[str, str, int | None, str]] = {}
     for ev in ctx.facts.all("k8s.logs"):
-        if not ev.ok:
+        # the logs of the namespace asked about: a dependency's own logs are its hop's (in a
+        # hop's context, its own namespace's are; a caller's line is not the dependency's)
+        if not ev.ok or ev.args.get("namespace") != ctx.ns:
             continue
         ns = str(ev.args.get("namespace"))
         log = [str(x) for x in ev.data or []]

@@ -70,9 +70,10 @@ def test_a_settings_path_is_judged_by_its_field_not_by_an_item_a_user_named() ->
         "volumes[cfg].configMap.name": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     }
     out = Redactor().data(settings)
-    assert out["volumes[aws-token].projected.sources"] == settings[
-        "volumes[aws-token].projected.sources"
-    ]
+    assert (
+        out["volumes[aws-token].projected.sources"]
+        == settings["volumes[aws-token].projected.sources"]
+    )
     assert out["containers[app].lifecycle.postStart.exec.token"] == MASK
     assert "a1B2c3D4" not in out["volumes[cfg].configMap.name"]
 

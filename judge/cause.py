@@ -206,13 +206,19 @@ def _on(tool: str, test: Callable[[list[Json]], bool], what: str) -> Predicate:
     return check
 
 
-def _owner_of(pod: Json) -> str:
-    """The workload a pod belongs to (a ReplicaSet's Deployment), or the pod itself."""
+def _workload_name(pod: Json) -> str:
+    """The workload a pod belongs to (a ReplicaSet's Deployment, else its owner); '' for a
+    bare pod."""
     owner = pod.get("owner") or {}
     name = str(owner.get("name") or "")
     if owner.get("kind") == "ReplicaSet" and "-" in name:
         return name.rsplit("-", 1)[0]
-    return name or f"pod {pod.get('name')}"
+    return name
+
+
+def _owner_of(pod: Json) -> str:
+    """The workload a pod belongs to, or the pod itself."""
+    return _workload_name(pod) or f"pod {pod.get('name')}"
 
 
 def _selector_misdirects(reads: Reads, ns: str, claimed: Claimed) -> tuple[bool | None, str]:
@@ -492,12 +498,8 @@ def asked_pods(inp: JudgeInput, pods: list[Json]) -> list[Json]:
 def pod_names(pod: Json) -> set[str]:
     """The names a pod answers to: its own, its owner's, its Deployment's (the ReplicaSet's
     name less its hash), and its app/job labels."""
-    names = {str(pod.get("name") or "")}
     owner = pod.get("owner") or {}
-    owner_name = str(owner.get("name") or "")
-    names.add(owner_name)
-    if owner.get("kind") == "ReplicaSet" and "-" in owner_name:
-        names.add(owner_name.rsplit("-", 1)[0])
+    names = {str(pod.get("name") or ""), str(owner.get("name") or ""), _workload_name(pod)}
     labels = pod.get("labels") or {}
     names |= {str(labels.get(k)) for k in ("app", "app.kubernetes.io/name", "job-name")}
     return names - {"", "None"}

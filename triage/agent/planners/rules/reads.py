@@ -557,7 +557,7 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
         # hop's context, its own namespace's are; a caller's line is not the dependency's)
         if not ev.ok or ev.args.get("namespace") != ctx.ns:
             continue
-        ns = str(ev.args.get("namespace"))
+        ns = ctx.ns
         log = [str(x) for x in ev.data or []]
         context: list[text.Endpoint] | None = None
         for line in text.lines_of(log[-200:]):

@@ -100,6 +100,24 @@ class WorkloadReads(KubeBase):
             namespace=namespace,
         )
 
+    def find_daemonsets(self) -> ToolResult:
+        """DaemonSets of every namespace the reader may list (few per cluster, each meant to
+        run on every node it tolerates): whether the cluster's own agents, the network plugin
+        among them, can run on a node that is not Ready."""
+
+        def shape(item: Json) -> p.FoundDaemonSet:
+            found = cast(p.FoundDaemonSet, dict(kinds.daemonset(item)))
+            found["namespace"] = str((item.get("metadata") or {}).get("namespace"))
+            return found
+
+        return self._kinds(
+            "k8s.find_daemonsets",
+            {},
+            "/apis/apps/v1/daemonsets",
+            shape,
+            lambda d: f"{d['namespace']}/{d['name']}: {d['ready']}/{d['desired']} ready",
+        )
+
     def jobs(self, namespace: str) -> ToolResult:
         return self._kinds(
             "k8s.jobs",

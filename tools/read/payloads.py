@@ -261,6 +261,7 @@ class Service(TypedDict):
     ports: list[ServicePort]
     # type ExternalName: the DNS name it is an alias (CNAME) for; it has no endpoints by design
     external_name: NotRequired[str | None]
+    cluster_ip: NotRequired[str | None]  # spec.clusterIP: what the kubelet's service links carry
 
 
 class FoundService(Service):
@@ -402,6 +403,12 @@ class DaemonSet(TypedDict):
     misscheduled: int
     selector: dict[str, str]
     template: PodTemplate
+
+
+class FoundDaemonSet(DaemonSet):
+    """A DaemonSet listed across namespaces (k8s.find_daemonsets)."""
+
+    namespace: str
 
 
 class IngressBackend(TypedDict, total=False):

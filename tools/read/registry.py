@@ -173,6 +173,12 @@ SPECS: tuple[ToolSpec, ...] = (
         "lives when the namespace a caller names has none): namespace, selector, ports.",
         ServiceNameArgs,
     ),
+    ToolSpec(
+        "k8s.find_daemonsets",
+        "DaemonSets of every namespace the reader may list (the cluster's own agents, the "
+        "network plugin among them): namespace, name, ready/desired, template.",
+        NoArgs,
+    ),
     ToolSpec("k8s.endpoints", "Ready and not-ready endpoints behind a service.", ServiceArgs),
     ToolSpec("k8s.pvcs", "PersistentVolumeClaims with phase and storage class.", NamespaceArgs),
     ToolSpec("k8s.storage_classes", "StorageClasses that exist in the cluster.", NoArgs),
@@ -303,6 +309,7 @@ class ReadRegistry:
             "k8s.pods_on_node": lambda a: k.pods_on_node(a.node),
             "k8s.services": lambda a: k.services(a.namespace),
             "k8s.find_services": lambda a: k.find_services(a.service),
+            "k8s.find_daemonsets": lambda a: k.find_daemonsets(),
             "k8s.endpoints": lambda a: k.endpoints(a.namespace, a.service),
             "k8s.pvcs": lambda a: k.pvcs(a.namespace),
             "k8s.storage_classes": lambda a: k.storage_classes(),

@@ -247,6 +247,7 @@ def service(obj: Json) -> p.Service:
             for port in spec.get("ports") or []
         ],
         "external_name": spec.get("externalName"),
+        "cluster_ip": spec.get("clusterIP"),
     }
 
 

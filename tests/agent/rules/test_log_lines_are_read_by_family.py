@@ -51,6 +51,10 @@ WORDINGS: list[tuple[str, Family | None]] = [
     ('FATAL:  password authentication failed for user "app"', Family.CREDENTIALS),
     ("WRONGPASS invalid username-password pair or user is disabled.", Family.CREDENTIALS),
     ("java.lang.OutOfMemoryError: Java heap space", Family.RUNTIME_OOM),
+    ("MemoryError", Family.RUNTIME_OOM),
+    # the JVM echoing its options names flags about memory errors, not one that happened
+    ("Picked up JAVA_TOOL_OPTIONS: -XX:+ExitOnOutOfMemoryError -XX:MaxRAMPercentage=75", None),
+    ("JAVA_OPTS=-XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath=/dumps", None),
     (
         "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
         Family.RUNTIME_OOM,

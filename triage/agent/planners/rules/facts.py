@@ -167,6 +167,9 @@ class Facts:
     def services(self, ns: str) -> tuple[list[p.Service], str | None]:
         return self.listed("k8s.services", p.Service, namespace=ns)
 
+    def find_daemonsets(self) -> tuple[list[p.FoundDaemonSet], str | None]:
+        return self.listed("k8s.find_daemonsets", p.FoundDaemonSet)
+
     def find_services(self, name: str) -> tuple[list[p.FoundService], str | None]:
         return self.listed("k8s.find_services", p.FoundService, service=name)
 

@@ -221,6 +221,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
     out += hops(ctx)
     out += node_hops(ctx)
+    out += node_event_reads(ctx)
     out += holder_hops(ctx)
     out += metrics_api_hops(ctx)
     if any(text.VOLUME_PINNED.search(str(e["message"])) for e in events) or any(
@@ -389,6 +390,89 @@ def holder_hops(ctx: Ctx) -> list[ToolCall]:
     ]
 
 
+_PRESSURES = ("MemoryPressure", "DiskPressure", "PIDPressure")
+
+
+def _condition(node: p.Node, kind: str) -> p.Condition | None:
+    return next((c for c in node["conditions"] if c.get("type") == kind), None)
+
+
+def unhealthy(node: p.Node) -> p.Condition | None:
+    """The condition that makes a node unfit: Ready not True, or a pressure condition True."""
+    ready = _condition(node, "Ready")
+    if ready is not None and ready.get("status") != "True":
+        return ready
+    return next(
+        (c for kind in _PRESSURES if (c := _condition(node, kind)) and c.get("status") == "True"),
+        None,
+    )
+
+
+def eligible(pod: p.Pod, nodes_: list[p.Node]) -> list[p.Node]:
+    """The nodes the pod's nodeSelector and tolerations would allow, health aside."""
+    tolerated = {t.get("key") for t in pod["tolerations"]}
+
+    def allowed(n: p.Node) -> bool:
+        taints = [
+            t
+            for t in n["taints"]
+            if t.get("effect") in ("NoSchedule", "NoExecute")
+            and not str(t.get("key", "")).startswith("node.kubernetes.io/")
+        ]
+        return all(n["labels"].get(k) == v for k, v in pod["node_selector"].items()) and all(
+            t.get("key") in tolerated or None in tolerated for t in taints
+        )
+
+    return [n for n in nodes_ if allowed(n)]
+
+
+def usable(ctx: Ctx, pod: p.Pod, nodes_: list[p.Node]) -> list[p.Node]:
+    """`eligible` less the nodes its own workload already holds when it keeps one replica per
+    node (a required anti-affinity on the hostname): where a Pending replica could still go."""
+    spread = any("anti-affinity" in a and "hostname" in a for a in pod["affinity"])
+    mine = workload_of(pod)
+    held = {
+        x["node"]
+        for x in ctx.facts.pods(ctx.ns)[0]
+        if spread and x["name"] != pod["name"] and x["node"] and workload_of(x) == mine
+    }
+    return [n for n in eligible(pod, nodes_) if n["name"] not in held]
+
+
+# A kubelet whose network plugin (CNI) has not started on the node: it stays NotReady
+NO_NETWORK = re.compile(r"NetworkPluginNotReady|network plugin|\bcni\b|NetworkReady=false", re.I)
+
+# Where kubelets and node controllers record a Node's events (a Node has no namespace)
+NODE_EVENTS_NAMESPACE = "default"
+
+
+def sick_nodes(ctx: Ctx) -> list[p.Node]:
+    """The unhealthy nodes (NotReady, under pressure) that the pods in question run on or,
+    Pending, could only go to."""
+    all_nodes = ctx.facts.nodes()[0]
+    sick = [n for n in all_nodes if unhealthy(n) is not None]
+    on = {x["node"] for x in ctx.focus_pods if x["node"]}
+    waiting = [x for x in ctx.focus_pods if x["phase"] == "Pending" and not x["node"]]
+    fits = {n["name"] for x in waiting[:2] for n in usable(ctx, x, all_nodes)}
+    return [n for n in sick if n["name"] in on | fits]
+
+
+def node_event_reads(ctx: Ctx) -> list[ToolCall]:
+    """What the kubelet says about a sick node the pods in question need (image garbage
+    collection that frees nothing, an eviction threshold met): its own events."""
+    sick = sick_nodes(ctx)[:MAX_NODES]
+    out = [
+        call(
+            "k8s.events", namespace=NODE_EVENTS_NAMESPACE, object_name=n["name"], object_kind="Node"
+        )
+        for n in sick
+    ]
+    if any(NO_NETWORK.search(str((unhealthy(n) or {}).get("message") or "")) for n in sick):
+        # the network plugin is a DaemonSet of the cluster's own: whether it runs there
+        out.append(call("k8s.find_daemonsets"))
+    return out
+
+
 def node_hops(ctx: Ctx) -> list[ToolCall]:
     """A node the question names that is cordoned: what runs on it (every namespace), and the
     disruption budgets of those pods' namespaces, which decide whether a drain can finish."""
@@ -398,6 +482,12 @@ def node_hops(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.pods_on_node", node=node))
         spaces = sorted({x["namespace"] for x in ctx.facts.pods_on_node(node)[0]} - {ctx.ns})
         out += [call("k8s.pdbs", namespace=ns) for ns in spaces[:MAX_HOPS]]
+        # a budget there that allows nothing: the pods it counts, and which are unhealthy
+        out += [
+            call("k8s.pods", namespace=ns)
+            for ns in spaces[:MAX_HOPS]
+            if any(b["allowed_disruptions"] == 0 for b in ctx.facts.pdbs(ns)[0])
+        ]
     return out
 
 

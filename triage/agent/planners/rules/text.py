@@ -50,8 +50,8 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
     (
         Family.RUNTIME_OOM,
         re.compile(
-            r"OutOfMemoryError|JavaScript heap out of memory|runtime: out of memory|"
-            r"Cannot allocate memory|MemoryError\b|out of memory",
+            r"(?<![a-z])OutOfMemoryError|JavaScript heap out of memory|runtime: out of memory|"
+            r"Cannot allocate memory|(?<![a-z])MemoryError\b|out of memory",
             re.I,
         ),
     ),

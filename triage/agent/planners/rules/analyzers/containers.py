@@ -94,6 +94,9 @@ def _probe_kills(ctx: Ctx, pod: p.Pod, kind: str) -> tuple[list[p.Event], str | 
     return kills, eid
 
 
+QUOTED = 320  # the crashed instance's own words are quoted whole, up to this many characters
+
+
 def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
     last = _last(c) or _state(c)
     code = last.get("exit_code")
@@ -158,7 +161,7 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         M,
         f"The {'crashed' if previous else 'current'} instance's "
         + ("termination message" if said_fact else "log")
-        + f" says: {short(line.text)}",
+        + f" says: {short(line.text, QUOTED)}",
         lid,
         about=ctx.pod_ref(pod),
         facts=(
@@ -196,6 +199,8 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
         return _access_denied(ctx, pod, c, line, lid, symptom, said, previous=previous)
     if fam is text.Family.CREDENTIALS:
         return _config(ctx, pod, c, line, lid, symptom, said, credentials=True)
+    if (linked := _service_link(ctx, pod, c, line, lid, symptom, said)) is not None:
+        return linked
     if _FOREIGN_BINARY.search(line.text):
         return _foreign_binary(ctx, pod, c, line, lid, symptom, said)
     if fam in (text.Family.CONFIG, text.Family.COMMAND):
@@ -252,6 +257,92 @@ def _crash(ctx: Ctx, pod: p.Pod, c: p.Container) -> Finding | None:
     changed_since_healthy(ctx, ref, f, field="image")
     healthy_revision_note(ctx, ref, f, note=final is None or "Revision" not in final.text)
     return f
+
+
+# The value of a Docker-link variable the kubelet injects for every Service of the namespace
+# (enableServiceLinks, on by default): REDIS_PORT=tcp://10.96.0.12:6379
+_LINK_VALUE = re.compile(r"\btcp://(?P<ip>\d{1,3}(?:\.\d{1,3}){3}):(?P<port>\d{1,5})\b")
+
+
+def link_variable(service: str) -> str:
+    """What the kubelet sets to tcp://IP:PORT for a Service: redis-cache → REDIS_CACHE_PORT."""
+    return re.sub(r"[^A-Z0-9]", "_", service.upper()) + "_PORT"
+
+
+def _service_link(
+    ctx: Ctx,
+    pod: p.Pod,
+    c: p.Container,
+    line: text.Line,
+    lid: str | None,
+    symptom: Claim | None,
+    said: Claim | None,
+) -> Finding | None:
+    """A program that fails on a value `tcp://<a Service's IP>:<port>` it did not set: the
+    kubelet's service link for that Service. A pod gets `<NAME>_PORT=tcp://IP:PORT` for
+    every Service that existed when it was created, so a Service named like one of the
+    program's own settings (redis → REDIS_PORT) overrides the program's default."""
+    found = _LINK_VALUE.search(line.text)
+    if found is None:
+        return None
+    ip, port = found.group("ip"), int(found.group("port"))
+    services, sid = ctx.facts.services(ctx.ns)
+    svc = next(
+        (
+            s
+            for s in services
+            if s.get("cluster_ip") == ip
+            or (not s.get("cluster_ip") and any(x.get("port") == port for x in s["ports"]))
+        ),
+        None,
+    )
+    if svc is None:
+        return None
+    var = link_variable(svc["name"])
+    env = env_of(c)
+    if var in env:
+        return None  # the container sets it itself: that value is the one to fix
+    ref = ctx.workload_ref(pod)
+    cause = (
+        f"the kubelet injects {var}={found.group(0)} into {ref.name}'s new pods, the service "
+        f"link for Service {svc['name']} (enableServiceLinks is on by default), and the "
+        f"program reads {var} as a setting of its own (a port number): it fails on that value"
+        f" — {short(line.text, 160)}. Pods created before Service {svc['name']} existed carry "
+        f"no such variable. Set {var} explicitly in the container's env, or set "
+        "enableServiceLinks: false in the pod spec"
+    )
+    return Finding(
+        cls=CauseClass.BAD_CONFIG,
+        cause=cause,
+        summary=f"{ref.name} crashes on {var}, the service link the kubelet injects for "
+        f"Service {svc['name']}",
+        impact=f"{ref.name}'s new pods crash at start-up and serve nothing.",
+        chain=chain(
+            symptom,
+            said,
+            link(
+                C,
+                f"{var}={found.group(0)} is the Docker-link variable the kubelet sets for Service "
+                f"{svc['name']} ({svc.get('cluster_ip') or 'its address'}:{port}); the "
+                f"container's own env does not set {var}, so the program reads the injected "
+                "value.",
+                sid,
+                lid,
+                about=ref,
+                facts=(
+                    fact(
+                        "k8s.services",
+                        f"[name={svc['name']}].name",
+                        "eq",
+                        svc["name"],
+                        namespace=ctx.ns,
+                    ),
+                ),
+            ),
+        ),
+        explains={str(ref)},
+        follow_ups=[f"Set {var} in {ref.name}'s env, or enableServiceLinks: false."],
+    )
 
 
 # The kernel refuses to run a file that is not an executable of its own machine: a binary

@@ -8,58 +8,17 @@ import re
 from tools.read import payloads as p
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import workload_of
+from triage.agent.planners.rules.reads import (
+    NO_NETWORK,
+    NODE_EVENTS_NAMESPACE,
+    eligible,
+    unhealthy,
+    usable,
+)
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
-_PRESSURES = ("MemoryPressure", "DiskPressure", "PIDPressure")
-
-
-def _condition(node: p.Node, kind: str) -> p.Condition | None:
-    return next((c for c in node["conditions"] if c.get("type") == kind), None)
-
-
-def unhealthy(node: p.Node) -> p.Condition | None:
-    """The condition that makes a node unfit: Ready not True, or a pressure condition True."""
-    ready = _condition(node, "Ready")
-    if ready is not None and ready.get("status") != "True":
-        return ready
-    return next(
-        (c for kind in _PRESSURES if (c := _condition(node, kind)) and c.get("status") == "True"),
-        None,
-    )
-
-
-def eligible(pod: p.Pod, nodes_: list[p.Node]) -> list[p.Node]:
-    """The nodes the pod's nodeSelector and tolerations would allow, health aside."""
-    tolerated = {t.get("key") for t in pod["tolerations"]}
-
-    def allowed(n: p.Node) -> bool:
-        taints = [
-            t
-            for t in n["taints"]
-            if t.get("effect") in ("NoSchedule", "NoExecute")
-            and not str(t.get("key", "")).startswith("node.kubernetes.io/")
-        ]
-        return all(n["labels"].get(k) == v for k, v in pod["node_selector"].items()) and all(
-            t.get("key") in tolerated or None in tolerated for t in taints
-        )
-
-    return [n for n in nodes_ if allowed(n)]
-
-
-def usable(ctx: Ctx, pod: p.Pod, nodes_: list[p.Node]) -> list[p.Node]:
-    """`eligible` less the nodes its own workload already holds when it keeps one replica per
-    node (a required anti-affinity on the hostname): where a Pending replica could still go."""
-    spread = any("anti-affinity" in a and "hostname" in a for a in pod["affinity"])
-    mine = workload_of(pod)
-    held = {
-        x["node"]
-        for x in ctx.facts.pods(ctx.ns)[0]
-        if spread and x["name"] != pod["name"] and x["node"] and workload_of(x) == mine
-    }
-    return [n for n in eligible(pod, nodes_) if n["name"] not in held]
 
 
 def _heaviest(ctx: Ctx, node: p.Node) -> str:
@@ -126,6 +85,83 @@ def _pid_holders(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
                 ev.id,
             )
     return "", None
+
+
+def _kubelet_says(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
+    """The node's own warnings, one per reason ('FreeDiskSpaceFailed: … only found 0 bytes
+    eligible to free'): why the kubelet cannot recover by itself."""
+    events, eid = ctx.facts.listed(
+        "k8s.events",
+        p.Event,
+        namespace=NODE_EVENTS_NAMESPACE,
+        object_name=node["name"],
+        object_kind="Node",
+    )
+    said: dict[str, str] = {}
+    for e in reversed(events):
+        if e["type"] == "Warning" and e["reason"] and e["message"]:
+            said.setdefault(str(e["reason"]), short(str(e["message"]), 160))
+    if not said:
+        return "", None
+    parts = [f"{reason}: {message}" for reason, message in list(said.items())[:2]]
+    return f"; the kubelet there reports {'; '.join(parts)}", eid
+
+
+_TOLERATION = re.compile(r"\{([^{}]*)\}")
+_FIELD = re.compile(r"(\w+): ([^,{}]*)")
+
+
+def tolerates(tolerations: str, taint: p.Taint) -> bool:
+    """Whether a template's tolerations (as its settings flatten them: '{effect: NoSchedule,
+    key: dedicated, operator: Equal, value: gpu}, {operator: Exists}') tolerate the taint."""
+    for item in _TOLERATION.findall(tolerations):
+        t = {k: v.strip() for k, v in _FIELD.findall(item)}
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if not t.get("key"):
+            if t.get("operator") == "Exists":
+                return True
+            continue
+        if t["key"] != taint.get("key"):
+            continue
+        if t.get("operator") == "Exists" or t.get("value", "") == str(taint.get("value") or ""):
+            return True
+    return False
+
+
+def _network_kept_off(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
+    """A node whose network plugin never started: the cluster's DaemonSets that the node's own
+    taints keep off it (the CNI agent is one of them, so the node never becomes Ready)."""
+    cond = unhealthy(node)
+    if cond is None or not NO_NETWORK.search(str(cond.get("message") or "")):
+        return "", None
+    daemons, did = ctx.facts.find_daemonsets()
+    taints = [
+        t
+        for t in node["taints"]
+        if t.get("effect") in ("NoSchedule", "NoExecute")
+        and not str(t.get("key", "")).startswith("node.kubernetes.io/")
+    ]
+    kept = []
+    for ds in daemons:
+        selector = ds["template"]["node_selector"]
+        if not ds["desired"] or any(node["labels"].get(k) != v for k, v in selector.items()):
+            continue  # not meant for this node, or for none
+        tolerations = ds["template"]["settings"].get("tolerations", "")
+        refused = [t for t in taints if not tolerates(tolerations, t)]
+        if refused:
+            t = refused[0]
+            kept.append(
+                f"DaemonSet {ds['namespace']}/{ds['name']} does not tolerate its taint "
+                f"{t.get('key')}={t.get('value') or ''}:{t.get('effect')}"
+            )
+    if not kept:
+        return "", None
+    return (
+        f"; {'; '.join(kept[:3])}, so no pod of it runs on {node['name']}: the network plugin "
+        "(CNI) such a DaemonSet installs never starts there",
+        did,
+    )
 
 
 def nodes(ctx: Ctx) -> list[Finding]:
@@ -201,6 +237,10 @@ def nodes(ctx: Ctx) -> list[Finding]:
             if kind == "DiskPressure"
             else ("", None)
         )
+        says, kid = _kubelet_says(ctx, node)
+        kept, did = _network_kept_off(ctx, node)
+        spawner += says + kept
+        kid = kid or did
         cause += spawner
         out.append(
             Finding(
@@ -220,6 +260,7 @@ def nodes(ctx: Ctx) -> list[Finding]:
                         + ".",
                         nid,
                         sid,
+                        kid,
                         about=ctx.ref("Node", node["name"], ""),
                         facts=(
                             fact(

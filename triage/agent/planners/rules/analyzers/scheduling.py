@@ -20,11 +20,10 @@ from collections import Counter
 from tools.read import payloads as p
 from triage.agent.planners.rules import quantities
 from triage.agent.planners.rules.analyzers.network import nearest_labels
-from triage.agent.planners.rules.analyzers.nodes import eligible, unhealthy, usable
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, workload_of
-from triage.agent.planners.rules.reads import scarce_nodes
+from triage.agent.planners.rules.reads import eligible, scarce_nodes, unhealthy, usable
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 

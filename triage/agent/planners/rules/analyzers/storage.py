@@ -128,7 +128,8 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
             facts: tuple[Fact, ...] = (fact("k8s.storage_classes", f"[name={sc}]", "absent", None),)
         elif prov is not None:
             cause = (
-                f"claim {claim['name']} cannot be provisioned by StorageClass {sc}: "
+                f"claim {claim['name']} (accessModes {', '.join(claim['access_modes']) or 'none'})"
+                f" cannot be provisioned by StorageClass {sc}: "
                 f"{short(str(prov['message']), 200)}"
             )
             facts = ()

@@ -624,7 +624,7 @@ def pdbs(ctx: Ctx) -> list[Finding]:
             + (lone if count == 1 else "")
             + " and the budget needs them all, so "
             f"evicting any of {ref.name}'s pods is refused and the drain of "
-            f"{', '.join(on) or 'the node'} cannot finish"
+            f"{', '.join(on) or 'the node'} cannot finish" + _spans(ctx, pdb, ctx.ns)
         )
         out.append(
             Finding(
@@ -671,6 +671,31 @@ def pdbs(ctx: Ctx) -> list[Finding]:
     return out
 
 
+def _spans(ctx: Ctx, pdb: p.PDB, ns: str) -> str:
+    """'; its selector part-of=menu matches the pods of menu-api (2) and of menu-worker (1,
+    1 unhealthy: …)': a budget counts every pod its selector matches, so another workload's
+    unhealthy pod (a chart-wide label) uses up the disruption the other was meant to have."""
+    owners: dict[str, list[p.Pod]] = {}
+    for x in ctx.facts.pods(ns)[0]:
+        if selects(pdb["selector"], x["labels"]):
+            owners.setdefault(ctx.workload_ref(x, ns).name, []).append(x)
+    if len(owners) < 2:
+        return ""
+    sel = ", ".join(f"{k}={v}" for k, v in sorted(pdb["selector"].items()))
+    parts = []
+    for owner, xs in sorted(owners.items()):
+        sick = [x["name"] for x in xs if not x["ready"]]
+        parts.append(
+            f"{owner} ({len(xs)}"
+            + (f", {len(sick)} unhealthy: {', '.join(sick[:2])})" if sick else ")")
+        )
+    return (
+        f"; its selector {sel} matches the pods of {' and of '.join(parts)}, and the budget "
+        "counts them all, so an unhealthy pod of one workload uses up the disruption another's "
+        "eviction needs"
+    )
+
+
 def _rule(pdb: p.PDB) -> str:
     """'minAvailable 60% (of 2 pods, rounded up: 2 must stay)': a percentage is rounded up
     by the disruption controller, so on few pods it can leave none to evict."""
@@ -705,7 +730,7 @@ def _drain_held(ctx: Ctx, node: str, nid: str | None) -> list[Finding]:
                 f"PodDisruptionBudget {pdb['name']} in {ns} ({_rule(pdb)}) allows 0 disruptions "
                 f"({pdb['current_healthy']}/{pdb['desired_healthy']} healthy), and pods it guards "
                 f"run on {node} ({names}): every eviction of them is refused (429 Too Many "
-                f"Requests), so the drain of {node} cannot finish"
+                f"Requests), so the drain of {node} cannot finish" + _spans(ctx, pdb, ns)
             )
             node_ref = ctx.ref("Node", node, "")
             out.append(

@@ -79,8 +79,18 @@ def test_difficulties_and_multi_hop_are_spread() -> None:
 def test_a_split_is_held_out_spread_over_classes_and_difficulties() -> None:
     """Each split is measured blind once, then opened into dev and a new one written: the
     corpus grows every round, so the held-out split is sized for a figure worth reading (at
-    least 20, a tenth of the corpus) rather than a fixed share of an ever larger corpus."""
+    least 20, a tenth of the corpus) rather than a fixed share of an ever larger corpus.
+    Between two splits the held-out directory is empty, and the corpus README says so."""
     heldout = [s for s in ALL if s.heldout]
+    if not heldout:
+        # between two splits (the last one opened into dev, the next not yet written): the
+        # corpus README says so, and nothing is measured as held out
+        assert (
+            "held-out split\n(`tests/scenarios/heldout/`) is being written"
+            in (SCENARIO_DIR / "README.md").read_text()
+        )
+        assert load_scenarios(split="heldout") == []
+        return
     assert len(heldout) >= 20
     assert len(heldout) >= len(ALL) // 10
     assert len(heldout) <= len(ALL) // 4

@@ -17,6 +17,7 @@ from tests.support.scenario_format import (
     HELDOUT_DIRNAME,
     NODE_STATE_ANNOTATION,
     NODE_STATES,
+    ScenarioError,
     parse_quantity,
 )
 from tests.support.scenarios import (
@@ -89,7 +90,10 @@ def test_a_split_is_held_out_spread_over_classes_and_difficulties() -> None:
             "held-out split\n(`tests/scenarios/heldout/`) is being written"
             in (SCENARIO_DIR / "README.md").read_text()
         )
-        assert load_scenarios(split="heldout") == []
+        # and asking for the held-out split is an error that says it is empty, not a silent []
+        with pytest.raises(ScenarioError, match=r"no scenarios in .* \(split heldout\)"):
+            load_scenarios(split="heldout")
+        assert len(load_scenarios(split="dev")) == len(ALL)
         return
     assert len(heldout) >= 20
     assert len(heldout) >= len(ALL) // 10

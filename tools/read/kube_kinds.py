@@ -13,7 +13,7 @@ from typing import Any, cast
 from tools.kube_call import METADATA_ONLY
 from tools.read import payloads as p
 from tools.read import shapes_kinds as kinds
-from tools.read.kube_base import Json, KubeBase
+from tools.read.kube_base import Json, KubeBase, excerpt_of
 from tools.results import ToolResult, digest
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -237,6 +237,25 @@ class NetworkReads(KubeBase):
             namespace=namespace,
         )
 
+    def find_ingresses(self, host: str) -> ToolResult:
+        """Ingresses of every namespace the reader may list that route `host` (exactly, or by
+        a one-label wildcard rule *.example.com): who serves a URL the user names when the
+        namespace asked about has no Ingress for it. An Ingress routes only to Services of its
+        own namespace, so where it lives is half the answer."""
+
+        def produce() -> tuple[Any, str, str]:
+            listed = self._list("/apis/networking.k8s.io/v1/ingresses")
+            self._truncated = self._truncated or listed.truncated
+            found: list[p.FoundIngress] = []
+            for item in listed.items:
+                shaped = cast(p.FoundIngress, dict(kinds.ingress(item)))
+                if any(routes_host(str(b.get("host") or ""), host) for b in shaped["backends"]):
+                    shaped["namespace"] = str((item.get("metadata") or {}).get("namespace"))
+                    found.append(shaped)
+            return found, excerpt_of(found, _found_ingress_line), listed.digest
+
+        return self._result("k8s.find_ingresses", {"host": host}, produce)
+
     def ingress_classes(self) -> ToolResult:
         return self._kinds(
             "k8s.ingress_classes",
@@ -426,3 +445,20 @@ class PolicyReads(KubeBase):
             return found, excerpt, listed.digest
 
         return self._result("k8s.configmap_keys", {"namespace": namespace, "name": name}, produce)
+
+
+def _found_ingress_line(i: p.FoundIngress) -> str:
+    return f"{i['namespace']}/{i['name']} class {i['ingress_class']} -> " + ",".join(
+        f"{b.get('service')}:{b.get('port')}" for b in i["backends"]
+    )
+
+
+def routes_host(rule_host: str, host: str) -> bool:
+    """An Ingress rule's host matches `host`: equal, or a wildcard rule ("*.example.com")
+    matching exactly one more label in front (the Ingress API's rule)."""
+    if not rule_host:
+        return False
+    if rule_host.startswith("*."):
+        head, _, rest = host.partition(".")
+        return bool(head) and rest == rule_host[2:]
+    return rule_host == host

@@ -55,6 +55,7 @@ class ContainerPort(TypedDict, total=False):
     name: str
     port: int
     protocol: str
+    host_port: int  # hostPort: the node's own port, one pod per node may hold it
 
 
 class ContainerSpec(TypedDict):
@@ -429,6 +430,12 @@ class Ingress(TypedDict):
     # nginx.ingress.kubernetes.io/backend-protocol (HTTP when unset: GRPC, GRPCS, HTTPS …)
     backend_protocol: NotRequired[str | None]
     annotation_owners: NotRequired[list[str]]  # the prefixes of its annotations' keys
+
+
+class FoundIngress(Ingress):
+    """An Ingress found across namespaces by a host it routes (k8s.find_ingresses)."""
+
+    namespace: str
 
 
 class IngressClass(TypedDict):

@@ -89,6 +89,11 @@ class ServiceNameArgs(_Args):
     service: str = Field(pattern=_NAME, max_length=63)
 
 
+class HostArgs(_Args):
+    # a DNS name as a user writes it in a URL (lower-cased by the caller)
+    host: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+
+
 class NoArgs(_Args):
     pass
 
@@ -172,6 +177,12 @@ SPECS: tuple[ToolSpec, ...] = (
         "Services of one name in every namespace the reader may list (where a dependency "
         "lives when the namespace a caller names has none): namespace, selector, ports.",
         ServiceNameArgs,
+    ),
+    ToolSpec(
+        "k8s.find_ingresses",
+        "Ingresses of every namespace the reader may list that route one host (who serves a "
+        "URL the user names): namespace, class, backends.",
+        HostArgs,
     ),
     ToolSpec(
         "k8s.find_daemonsets",
@@ -309,6 +320,7 @@ class ReadRegistry:
             "k8s.pods_on_node": lambda a: k.pods_on_node(a.node),
             "k8s.services": lambda a: k.services(a.namespace),
             "k8s.find_services": lambda a: k.find_services(a.service),
+            "k8s.find_ingresses": lambda a: k.find_ingresses(a.host),
             "k8s.find_daemonsets": lambda a: k.find_daemonsets(),
             "k8s.endpoints": lambda a: k.endpoints(a.namespace, a.service),
             "k8s.pvcs": lambda a: k.pvcs(a.namespace),

@@ -150,7 +150,16 @@ def container_spec(c: Json) -> p.ContainerSpec:
         "env": [_env(e) for e in c.get("env") or []],
         "env_from": env_from,
         "ports": [
-            pick({"name": x.get("name"), "port": x.get("containerPort")}, ("name", "port"))
+            pick(
+                {
+                    "name": x.get("name"),
+                    "port": x.get("containerPort"),
+                    # a host port is the node's (port, protocol): 514/UDP and 514/TCP differ
+                    "protocol": x.get("protocol") if x.get("hostPort") else None,
+                    "host_port": x.get("hostPort"),
+                },
+                ("name", "port", "protocol", "host_port"),
+            )
             for x in c.get("ports") or []
         ],
         "limits": dict(res.get("limits") or {}),

@@ -173,6 +173,9 @@ class Facts:
     def find_services(self, name: str) -> tuple[list[p.FoundService], str | None]:
         return self.listed("k8s.find_services", p.FoundService, service=name)
 
+    def find_ingresses(self, host: str) -> tuple[list[p.FoundIngress], str | None]:
+        return self.listed("k8s.find_ingresses", p.FoundIngress, host=host)
+
     def pvcs(self, ns: str) -> tuple[list[p.PVC], str | None]:
         return self.listed("k8s.pvcs", p.PVC, namespace=ns)
 

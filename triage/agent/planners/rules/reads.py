@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from tools.read import payloads as p
+from tools.read.kube_kinds import routes_host
 from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.context import Ctx
@@ -198,10 +199,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.storage_classes"))
     if any(c["phase"] == "Pending" for c in pvcs):
         out.append(call("k8s.persistent_volumes"))  # what a claim could bind to, and why not
-    ingresses, _ = facts.ingresses(ns)
-    if ingresses:
-        out.append(call("k8s.ingress_classes"))
-        out += ingress_controllers(ctx)
+    out += ingress_reads(ctx)
     events, _ = facts.warnings(ns)
     pods, _ = facts.pods(ns)
     stuck = ("CreateContainerConfigError", "CreateContainerError", "ContainerCreating")
@@ -552,6 +550,35 @@ def controller_pods(ctx: Ctx, class_name: str) -> list[p.PodRef]:
     return sorted(mine or found, key=lambda x: not x["ready"])
 
 
+def ingress_reads(ctx: Ctx) -> list[ToolCall]:
+    """The Ingresses' classes and controllers; and, for a host the words name that no Ingress
+    of the namespace routes, who routes it, wherever it lives (with that namespace's Services:
+    an Ingress routes only to Services of its own namespace)."""
+    out: list[ToolCall] = []
+    ingresses, _ = ctx.facts.ingresses(ctx.ns)
+    for host in text.public_hosts(ctx.goal.words)[:2]:
+        if not any(
+            routes_host(str(b.get("host") or ""), host) for i in ingresses for b in i["backends"]
+        ):
+            out.append(call("k8s.find_ingresses", host=host))
+    elsewhere = ingresses_elsewhere(ctx)
+    for where in dict.fromkeys(i["namespace"] for i in elsewhere):
+        out.append(call("k8s.services", namespace=where))
+    if ingresses or elsewhere:
+        out.append(call("k8s.ingress_classes"))
+        out += ingress_controllers(ctx)
+    return out
+
+
+def ingresses_elsewhere(ctx: Ctx) -> list[p.FoundIngress]:
+    """The Ingresses of other namespaces that route a host the words name (k8s.find_ingresses,
+    read when no Ingress of the namespace asked about routes it)."""
+    out: list[p.FoundIngress] = []
+    for host in text.public_hosts(ctx.goal.words)[:2]:
+        out += [i for i in ctx.facts.find_ingresses(host)[0] if i["namespace"] != ctx.ns]
+    return out
+
+
 def ingress_controllers(ctx: Ctx) -> list[ToolCall]:
     """The controller of each asked-about Ingress's class, and its log: a TLS Secret it
     cannot load, a backend it rejects, is said there (the reader never reads Secrets)."""
@@ -564,6 +591,10 @@ def ingress_controllers(ctx: Ctx) -> list[ToolCall]:
     for ing in ctx.facts.ingresses(ctx.ns)[0]:
         name = ing["ingress_class"] or default
         if name and name not in wanted and ctx.ingress_asked(ing):
+            wanted.append(name)
+    for ing in ingresses_elsewhere(ctx):
+        name = ing["ingress_class"] or default
+        if name and name not in wanted:
             wanted.append(name)
     for name in wanted[:2]:
         cls = next((c for c in classes if c["name"] == name), None)
@@ -683,9 +714,43 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
                     if server is not None and e.port != server[1] and server[0] not in e.host:
                         continue
                     named.append((text.Endpoint(e.host, e.port or port), svc))
+                named = _by_address(ctx, named, line.text, log)
             for endpoint, svc in named:
                 out.setdefault(svc, (svc[0], svc[1], endpoint.port, line.text))
     return list(out.values())
+
+
+_ADDRESS = re.compile(r"(?<![\d.])((?:\d{1,3}\.){3}\d{1,3})(?![\d.])")
+
+
+def _by_address(
+    ctx: Ctx, named: list[tuple[text.Endpoint, tuple[str, str]]], line: str, log: list[str]
+) -> list[tuple[text.Endpoint, tuple[str, str]]]:
+    """Of the hosts the settings give for an address-only line, those the address is known
+    to be: the Service whose ClusterIP it is (read so far), or the host another line of the
+    same log dialled at that very address ('Post "http://geo-lookup…": dial tcp 10.96.41.7…').
+    Else all of them, unchanged: a port shared by several hosts says nothing more."""
+    m = _ADDRESS.search(line)
+    if m is None or len(named) < 2:
+        return named
+    address = m.group(1)
+    paired = {
+        text.service_of(e.host, ctx.ns)
+        for raw in log
+        if address in raw
+        for e in text.endpoints_in(raw)
+        if e.host != address
+    }
+    exact = [
+        (e, svc)
+        for e, svc in named
+        if svc in paired
+        or any(
+            s["name"] == svc[0] and s.get("cluster_ip") == address
+            for s in ctx.facts.services(svc[1])[0]
+        )
+    ]
+    return exact or named
 
 
 def follow_dependencies(ctx: Ctx) -> None:
@@ -703,6 +768,35 @@ def follow_dependencies(ctx: Ctx) -> None:
             ctx.focus.add(str(ctx.workload_ref(pod, ns)))
             if ns == ctx.ns and pod not in ctx.focus_pods:
                 ctx.focus_pods.append(pod)
+
+
+# a controller (an HPA, a PDB's disruption controller) that names a workload it cannot find
+_NOT_FOUND = re.compile(r'\b(deployments|statefulsets)(?:/scale)?(?:\.apps)? "([\w.-]+)" not found')
+
+
+def vanished_workloads(ctx: Ctx, svc_name: str, ns: str) -> list[str]:
+    """The names a workload that backed Service `svc_name` may have had, when the Service has
+    no endpoints and no Deployment or StatefulSet in `ns` has pods it would select: the
+    Service's own name and what a controller reports "not found" in the namespace's warnings.
+    Their events (Normal ones too) say who deleted it and why."""
+    eps, _ = ctx.facts.endpoints(ns, svc_name)
+    svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
+    deps, _ = ctx.facts.deployments(ns)
+    sets, _ = ctx.facts.statefulsets(ns)
+    known = all(
+        ctx.facts.answered(tool, namespace=ns) for tool in ("k8s.deployments", "k8s.statefulsets")
+    )
+    if eps is None or eps["ready"] or svc is None or not svc["selector"] or not known:
+        return []
+    templates = [d["template_labels"] for d in deps] + [s["selector"] for s in sets]
+    if any(all(t.get(k) == v for k, v in svc["selector"].items()) for t in templates):
+        return []
+    named = [
+        m.group(2)
+        for e in ctx.facts.warnings(ns)[0]
+        for m in _NOT_FOUND.finditer(str(e["message"] or ""))
+    ]
+    return list(dict.fromkeys([svc_name, *named]))[:3]
 
 
 def hops(ctx: Ctx) -> list[ToolCall]:
@@ -726,6 +820,11 @@ def hops(ctx: Ctx) -> list[ToolCall]:
                 call("k8s.limit_ranges", namespace=ns),
             ]
         out.append(call("k8s.endpoints", namespace=ns, service=svc))
+        # a Service no workload backs any more: what the events say about the one that went
+        out += [
+            call("k8s.events", namespace=ns, object_name=name)
+            for name in vanished_workloads(ctx, svc, ns)
+        ]
         listed = ctx.facts.get("k8s.services", namespace=ns)
         if listed is not None and not any(x["name"] == svc for x in ctx.facts.services(ns)[0]):
             # no such Service where the caller looks (or no such namespace): where is it?

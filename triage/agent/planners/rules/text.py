@@ -614,6 +614,33 @@ def service_of(host: str, namespace: str) -> tuple[str, str] | None:
     return None
 
 
+_HOST = re.compile(
+    r"(?<![\w.@/-])(?:https?://)?((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})"
+    r"(?![\w-]|\.\w)",
+    re.I,
+)
+# what ends a file's name, not a host's
+_FILE_ENDINGS = {"yaml", "yml", "json", "py", "go", "js", "ts", "log", "conf", "txt", "sh"}
+_FILE_ENDINGS |= {"md", "toml", "ini", "env", "tgz", "gz", "zip", "jar", "war", "html", "java"}
+
+
+def public_hosts(words: str) -> list[str]:
+    """Host names the words name that are not the cluster's own (timesheets.corp.example.com
+    in "timesheets.corp.example.com answers 503"), lower-cased: what an Ingress may route. A
+    cluster name (svc.ns, svc.ns.svc.cluster.local) and a file's name are not among them."""
+    out: list[str] = []
+    for m in _HOST.finditer(words):
+        host = m.group(1).lower()
+        labels = host.split(".")
+        if labels[-1] in _FILE_ENDINGS or labels[-1] == "local" or "svc" in labels:
+            continue
+        if service_of(host, "") is not None:
+            continue  # svc.ns: two labels that are not a public domain
+        if host not in out:
+            out.append(host)
+    return out
+
+
 def env_names_in(text: str) -> list[str]:
     names = dict.fromkeys(_ENV_NAME.findall(text))
     for q in _QUOTED.findall(text):

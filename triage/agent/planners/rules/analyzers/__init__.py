@@ -44,6 +44,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("workloads.pdbs", workloads.pdbs),
     ("network.services", network.services),
     ("network.ingresses", network.ingresses),
+    ("network.ingress_in_other_namespace", network.ingress_in_other_namespace),
     ("dependencies.dependencies", dependencies.dependencies),
     ("dependencies.addresses_dropped", dependencies.addresses_dropped),
     ("dependencies.scrapes", dependencies.scrapes),

@@ -21,7 +21,7 @@ from triage.agent.planners.rules.facts import (
     nearly_selects,
     selects,
 )
-from triage.agent.planners.rules.reads import hosts_failing
+from triage.agent.planners.rules.reads import hosts_failing, vanished_workloads
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, LinkRole
 
@@ -148,6 +148,117 @@ def _ingress_blocks(
     return selecting[0]
 
 
+def _egress_admits(
+    selecting: list[p.NetworkPolicy],
+    target: p.Pod,
+    same_ns: bool,
+    ns_labels: dict[str, str] | None,
+    port: int,
+) -> bool:
+    """Does an egress rule of the policies selecting the caller admit a connection to
+    `target` (a pod) on `port` (its own port)? A peer admits by its pod selector (in the
+    policy's namespace) or its namespace selector with its pod selector; an ipBlock may hold
+    pod addresses, so a rule with one is taken to admit (nothing is claimed unread)."""
+    for pol in selecting:
+        for peers, ports in zip(pol["egress"], pol["egress_ports"], strict=False):
+            if ports and not _admits_port(ports, port, target):
+                continue
+            if not peers:
+                return True
+            for peer in peers:
+                if "cidr" in peer:
+                    return True
+                pods_ok = not peer.get("pods") or selects(peer["pods"], target["labels"])
+                if "namespaces" in peer:
+                    ns_ok = ns_labels is None or selects(peer["namespaces"], ns_labels)
+                else:
+                    ns_ok = same_ns
+                if pods_ok and ns_ok:
+                    return True
+    return False
+
+
+def _egress_to_pods(
+    ctx: Ctx,
+    policies: list[p.NetworkPolicy],
+    caller_pod: p.Pod,
+    svc: p.Service,
+    ns: str,
+    port: int | None,
+) -> tuple[p.NetworkPolicy, str] | None:
+    """(the first egress policy selecting the caller, why) when no egress rule admits the
+    connection to the Service's pods on the port they listen on. A NetworkPolicy is matched
+    after the Service's DNAT, on the pod's address and port: a rule written with the
+    Service's port (80) does not admit pods that listen on its targetPort (8080)."""
+    selecting = _selecting(policies, caller_pod, "Egress")
+    if not selecting or not svc["selector"]:
+        return None
+    sport = next(
+        (
+            x
+            for x in svc["ports"]
+            if x.get("port") == port or (port is None and len(svc["ports"]) == 1)
+        ),
+        None,
+    )
+    backends = [
+        x
+        for x in ctx.facts.pods(ns)[0]
+        if x["phase"] == "Running" and selects(svc["selector"], x["labels"])
+    ]
+    target = backends[0] if backends else None
+    wanted = (sport.get("targetPort") or sport.get("port")) if sport else None
+    named = {
+        str(cp.get("name")): cp.get("port")
+        for c in (target["containers"] if target else [])
+        if c["spec"] is not None
+        for cp in c["spec"]["ports"]
+    }
+    number = int(str(wanted)) if str(wanted).isdigit() else named.get(str(wanted))
+    if sport is None or target is None or not isinstance(number, int):
+        # the pods or their port cannot be told: only whether any rule carries the port
+        blocker = _egress_blocks(policies, caller_pod, dns=False, port=port)
+        return (
+            None
+            if blocker is None
+            else (
+                blocker,
+                f"NetworkPolicy {blocker['name']} selects {ctx.workload_ref(caller_pod).name} "
+                f"and allows no egress that carries its traffic to {svc['name']}",
+            )
+        )
+    info = ctx.facts.get("k8s.namespace", namespace=ns)
+    raw = (info.data or {}).get("labels") if info is not None and info.ok else None
+    labels = raw if isinstance(raw, dict) else None
+    same = ns == ctx.ns
+    if _egress_admits(selecting, target, same, labels, number):
+        return None
+    caller = ctx.workload_ref(caller_pod).name
+    names = ", ".join(pol["name"] for pol in selecting)
+    service_port = sport.get("port")
+    if (
+        isinstance(service_port, int)
+        and service_port != number
+        and _egress_admits(selecting, target, same, labels, service_port)
+    ):
+        why = (
+            f"NetworkPolicy {names} admits {caller}'s egress to {svc['name']}'s pods on port "
+            f"{service_port}, the Service's port; but a NetworkPolicy is matched after the "
+            f"Service forwards the connection (DNAT), on the pod's own port: Service "
+            f"{svc['name']} port {service_port} leads to targetPort {wanted} = container port "
+            f"{number}, which no egress rule admits, so every connection is dropped (allow "
+            f"port {number} in the rule)"
+        )
+    else:
+        why = (
+            f"NetworkPolicy {names} selects {caller} for egress and no rule admits "
+            f"{svc['name']}'s pods (labels {_labels(target['labels'])}) on port {number}, the "
+            f"port they listen on (Service {svc['name']} port {service_port} -> targetPort "
+            f"{wanted}), so every connection is dropped"
+        )
+    return selecting[0], why
+
+
 def _admits_port(ports: list[str], port: int, target: p.Pod) -> bool:
     """A rule's ports ("TCP/9092", "TCP/client" by name, "*") admit `port` of `target`: a
     named port is the container port of that name."""
@@ -270,20 +381,13 @@ def dependencies(ctx: Ctx) -> list[Finding]:
         if eps is not None and not eps["ready"] and svc["type"] != "ExternalName":
             out.append(_no_endpoints(ctx, caller, symptom, svc, ns, eid, sid))
             continue
-        blocker = _egress_blocks(policies, caller_pod, dns=False, port=port)
-        if blocker is not None and family is text.Family.CONNECTION:
-            out.append(
-                _policy(
-                    ctx,
-                    caller,
-                    symptom,
-                    blocker,
-                    nid,
-                    f"NetworkPolicy {blocker['name']} selects {caller.name} and allows no egress "
-                    f"that carries its traffic to {svc_name}",
-                    dep_ref,
-                )
-            )
+        dropped = (
+            _egress_to_pods(ctx, policies, caller_pod, svc, ns, port)
+            if family is text.Family.CONNECTION
+            else None
+        )
+        if dropped is not None:
+            out.append(_policy(ctx, caller, symptom, dropped[0], nid, dropped[1], dep_ref))
             continue
         if family is text.Family.CONNECTION:
             admitted = _not_admitted(ctx, caller, caller_pod, symptom, svc, ns, dep_ref, port)
@@ -843,11 +947,17 @@ def _no_endpoints(
             f" ({'; '.join(close)})" if close else ""
         )
         ids = (sid, ctx.facts.pods(ns)[1])
-        if close:  # pods run there, labelled otherwise: the selector is what is wrong
+        # the events say the workload that backed it was removed: that, not a near label
+        # on some other workload's pods, is why nothing matches
+        gone = _gone(ctx, svc, ns)
+        if gone is not None:
+            why = f"no workload in {ns} runs pods for it any more: {gone[0]}"
+            ids = (sid, gone[1])
+        elif close:  # pods run there, labelled otherwise: the selector is what is wrong
             cls = CauseClass.SERVICE_SELECTOR_MISMATCH
         # unless the label it wants is one they would carry but for their own failure (an
         # operator labels its leader role=primary, and nobody leads): their chain says why
-        near = [x for x in running if nearly_selects(svc["selector"], x["labels"])]
+        near = [] if gone else [x for x in running if nearly_selects(svc["selector"], x["labels"])]
         opened = {str(ctx.workload_ref(x, ns)) for x in near[:3]}
         opened |= {str(Ref("Pod", ns, x["name"])) for x in near[:3]}
     return Finding(
@@ -876,6 +986,50 @@ def _no_endpoints(
             f"{caller.name} recovers."
         ],
     )
+
+
+_WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet")
+_REMOVAL = re.compile(r"delet|remov|prun|TTL|expir|garbage|uninstall", re.I)
+
+
+def _gone(ctx: Ctx, svc: p.Service, ns: str) -> tuple[str, str | None] | None:
+    """('Deployment geo-lookup is gone: kube-janitor, TimeToLiveExpired: "…will be deleted…"',
+    the events' id) when the events about a workload that backed the Service (read by
+    reads.vanished_workloads) say it was removed, and by whom; a controller's "not found"
+    about it is cited beside. Nothing is said when no event says so."""
+    for name in vanished_workloads(ctx, svc["name"], ns):
+        evs, eid = ctx.facts.listed("k8s.events", p.Event, namespace=ns, object_name=name)
+        removal = next(
+            (
+                e
+                for e in evs
+                if e["object"]["kind"] in _WORKLOADS
+                and _REMOVAL.search(f"{e['reason']} {e['message']}")
+            ),
+            None,
+        )
+        if removal is None:
+            continue
+        said = (
+            f"{removal['object']['kind']} {name} is gone: "
+            + (f"{removal['source']}, " if removal["source"] else "")
+            + f'{removal["reason"]}: "{short(str(removal["message"]), 220)}"'
+        )
+        missing = next(
+            (
+                e
+                for e in ctx.facts.warnings(ns)[0]
+                if f'"{name}" not found' in str(e["message"] or "")
+            ),
+            None,
+        )
+        if missing is not None:
+            said += (
+                f"; {missing['object']['kind']} {missing['object']['name']} reports "
+                f"{missing['reason']}: {short(str(missing['message']), 120)}"
+            )
+        return said + f" (recreate {name}, and stop what removed it from doing so again)", eid
+    return None
 
 
 _CONTAINER_PORT = re.compile(r"^containers\[[^\]]*\]\.ports\[[^\]]*\]\.containerPort$")

@@ -7,6 +7,8 @@ workload calls, and the NetworkPolicies between them: dependencies.py).
   their share of the traffic and fail it.
 - An Ingress naming a class, a backend Service or a TLS Secret that is not there (a Secret's
   absence is known from the controller's event: Secrets are never read).
+- The Ingress for a host the user names living in another namespace than the Service it
+  routes to: an Ingress routes only to Services of its own namespace.
 - A dependency: a host a failing container cannot reach (its log line, else its settings) is
   followed to the Service it names, in whatever namespace: no such Service (a wrong host), a
   port the Service does not expose (a wrong port — both named), a Service without ready
@@ -21,12 +23,13 @@ import re
 from typing import Any
 
 from tools.read import payloads as p
+from tools.read.kube_kinds import routes_host
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import ports_of
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
-from triage.agent.planners.rules.reads import controller_pods
+from triage.agent.planners.rules.reads import controller_pods, ingresses_elsewhere
 from triage.core.causes import CauseClass
 from triage.core.models import Fact, LinkRole
 
@@ -737,3 +740,99 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def ingress_in_other_namespace(ctx: Ctx) -> list[Finding]:
+    """A host the words name is routed by an Ingress of another namespace to a Service that
+    exists only in the namespace asked about. An Ingress's backends are Services of its own
+    namespace (the API has no field for another), so its controller finds no such Service
+    and answers 503 for the host however healthy the pods and the Service are."""
+    out: list[Finding] = []
+    mine, sid = ctx.facts.services(ctx.ns)
+    names = {s["name"] for s in mine}
+    for ing in ingresses_elsewhere(ctx):
+        where = ing["namespace"]
+        theirs, tid = ctx.facts.services(where)
+        if tid is None:
+            continue  # what that namespace holds was not read: claim nothing
+        hosts = [
+            h
+            for h in text.public_hosts(ctx.goal.words)
+            if any(routes_host(str(b.get("host") or ""), h) for b in ing["backends"])
+        ]
+        there = {s["name"] for s in theirs}
+        lost = [
+            b
+            for b in ing["backends"]
+            if b.get("service") in names - there
+            and any(routes_host(str(b.get("host") or ""), h) for h in hosts)
+        ]
+        if not lost:
+            continue
+        svc = str(lost[0]["service"])
+        fid = ctx.facts.find_ingresses(hosts[0])[1]
+        said = _controller_line(ctx, ing, f"{where}/{svc}")
+        owners = ", ".join(ing.get("annotation_owners") or [])
+        cause = (
+            f"Ingress {ing['name']}, which routes {hosts[0]}, lives in namespace {where} and "
+            f"sends it to Service {svc}, which exists in {ctx.ns} but not in {where}: an Ingress "
+            f"routes only to Services of its own namespace, so the controller has no Service "
+            f"{where}/{svc} to send the traffic to"
+            + (f' (it says "{short(said[0], 200)}")' if said else "")
+            + (f"; the Ingress carries annotations of {owners}, which manage it" if owners else "")
+        )
+        ref = ctx.ref("Ingress", ing["name"], where)
+        out.append(
+            Finding(
+                cls=CauseClass.INGRESS_MISCONFIGURED,
+                cause=cause,
+                summary=f"Ingress {ing['name']} for {hosts[0]} is in namespace {where}, its "
+                f"Service {svc} in {ctx.ns}",
+                impact=f"Requests for {hosts[0]} fail at the ingress controller.",
+                chain=chain(
+                    link(
+                        S,
+                        f"Ingress {ing['name']} in {where} routes {hosts[0]} to Service {svc}.",
+                        fid,
+                        about=ref,
+                    ),
+                    link(
+                        M,
+                        f"Service {svc} exists in {ctx.ns}, not in {where}.",
+                        sid,
+                        tid,
+                        about=ctx.ref("Service", svc),
+                    ),
+                    link(
+                        C,
+                        cause[0].upper() + cause[1:] + ".",
+                        fid,
+                        tid,
+                        *([said[1]] if said else []),
+                        about=ref,
+                    ),
+                ),
+                explains={str(ref), str(ctx.ref("Service", svc))},
+                follow_ups=[
+                    f"Create the Ingress in {ctx.ns} (set its metadata.namespace, or fix the "
+                    f"namespace the deploy tool applies it to) and delete {where}/{ing['name']}."
+                ],
+            )
+        )
+    return out
+
+
+def _controller_line(ctx: Ctx, ing: p.Ingress, key: str) -> tuple[str, str] | None:
+    """(line, evidence id) of the class's controller's log line that names `key`
+    (namespace/name), at warning level or worse."""
+    classes, _ = ctx.facts.ingress_classes()
+    name = ing["ingress_class"] or next((c["name"] for c in classes if c.get("default")), None)
+    for pod in controller_pods(ctx, name)[:1] if name else []:
+        container = pod["containers"][0] if pod["containers"] else None
+        log, lid = ctx.facts.logs(pod["namespace"], pod["name"], container, False)
+        for raw in reversed(log):
+            line = raw.strip()
+            level = text.severity(line) or (1 if re.match(r"^[WE]\d{4}", line) else 0)
+            if lid and level >= 1 and key in line:
+                return line, lid
+    return None

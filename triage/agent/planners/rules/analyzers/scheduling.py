@@ -29,6 +29,7 @@ from triage.core.models import LinkRole
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
+_PORTS = re.compile(r"didn't have free ports", re.I)
 _CAPACITY = re.compile(r"Insufficient [\w./-]+|Too many pods|exceed.*max volume count", re.I)
 _PLACEMENT = re.compile(
     r"didn't match Pod's node (affinity|selector)|node affinity/selector|untolerated taint|"
@@ -77,10 +78,18 @@ def pending(ctx: Ctx) -> list[Finding]:
         # a bound volume that may only attach where none of the pod's nodes is: capacity on
         # those nodes is beside the point (the scheduler names one reason per node)
         pinned = _volume_pinned(ctx, pod, nodes) if pod["claims"] else ""
+        ports = _host_ports(pod) if _PORTS.search(msg) else []
         if pinned:
             cause = (
                 f"pod {pod['name']} cannot be placed where its volume is{pinned}: {short(msg, 200)}"
             )
+            cls = CauseClass.UNSCHEDULABLE_PLACEMENT
+        elif ports and not capacity:
+            cause = (
+                f"pod {pod['name']} asks for host port(s) {', '.join(ports)} (hostPort: the "
+                "node's own port, which one pod per node may hold), and no node it may use has "
+                f"them free: {short(msg, 200)}"
+            ) + _ports_held(ctx, pod, ports, nodes)
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
         elif capacity and not (placement and not capacity):
             largest = ""
@@ -134,6 +143,9 @@ def pending(ctx: Ctx) -> list[Finding]:
                 follow_ups=[
                     "Lower the requests or add capacity"
                     if cls is CauseClass.INSUFFICIENT_RESOURCES
+                    else "Free the host port on a node (rollout maxSurge 0 / maxUnavailable 1, "
+                    "or Recreate), or drop the hostPort"
+                    if ports and not capacity
                     else "Fix the nodeSelector/affinity/tolerations, or label/untaint a node"
                 ],
             )
@@ -271,6 +283,68 @@ def _held_by_old_pods(ctx: Ctx, pod: p.Pod, capacity: list[str]) -> str:
         "removes no old pod before a new one is Ready: the new pod waits for what the old "
         "one holds, and the rollout never progresses (strategy Recreate, or maxUnavailable 1, "
         "frees it first)"
+    )
+
+
+def _host_ports(pod: p.Pod) -> list[str]:
+    """'514/UDP', '601/TCP': the host ports a pod's containers bind on their node."""
+    return list(
+        dict.fromkeys(
+            f"{x['host_port']}/{x.get('protocol') or 'TCP'}"
+            for c in pod["containers"]
+            if c["spec"]
+            for x in c["spec"]["ports"]
+            if x.get("host_port")
+        )
+    )
+
+
+def _ports_held(ctx: Ctx, pod: p.Pod, ports: list[str], nodes: list[p.Node]) -> str:
+    """'; 514/UDP is held on edge-1 by syslog-relay-7d9-x (…) and …': the pods of the namespace
+    that bind the same host port on the nodes this pod may use. When they are the old pods of
+    its own Deployment, the rolling update is what waits: a surge pod needs a node where the
+    port is free, and no old pod is stopped before it is Ready (maxUnavailable rounds to 0)."""
+    fit = {n["name"] for n in usable(ctx, pod, nodes)} or {n["name"] for n in nodes}
+    holders = [
+        x
+        for x in ctx.facts.pods(ctx.ns)[0]
+        if x["name"] != pod["name"]
+        and x["node"] in fit
+        and x["phase"] in ("Running", "Pending")
+        and set(_host_ports(x)) & set(ports)
+    ]
+    if not holders:
+        return ""
+    said = "; " + ", ".join(
+        f"{'/'.join(sorted(set(_host_ports(x)) & set(ports)))} is held on {x['node']} by "
+        f"{x['name']}"
+        for x in holders[:4]
+    )
+    ref = ctx.workload_ref(pod)
+    mine = pod["owner"]["name"] if pod["owner"] else None
+    dep = next((d for d in ctx.facts.deployments(ctx.ns)[0] if d["name"] == ref.name), None)
+    own = [
+        x
+        for x in holders
+        if ctx.workload_ref(x) == ref and (x["owner"]["name"] if x["owner"] else None) != mine
+    ]
+    if ref.kind != "Deployment" or dep is None or not own or dep["strategy"] == "Recreate":
+        return said + " (another workload binds the same host port on those nodes)"
+    replicas = dep["replicas"] or 0
+    surge = _scaled(dep.get("max_surge"), replicas, "25%", up=True)
+    unavailable = _scaled(dep.get("max_unavailable"), replicas, "25%", up=False)
+    written = {
+        k: "25%" if dep.get(k) is None else dep.get(k) for k in ("max_surge", "max_unavailable")
+    }
+    if unavailable > 0:
+        return said + " (old pods of the same Deployment, still running)"
+    return said + (
+        f" — the old pods of the same Deployment: its rolling update (maxSurge "
+        f"{written['max_surge']} = {surge}, maxUnavailable {written['max_unavailable']} = 0 of "
+        f"{replicas} replica(s)) starts a surge pod before it stops any old one, and with every "
+        "node's host port taken by an old pod the surge pod can never be placed, so the "
+        "rollout never progresses (strategy Recreate, or maxSurge 0 with maxUnavailable 1, "
+        "frees a node first; a DaemonSet suits one pod per node)"
     )
 
 

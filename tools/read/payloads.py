@@ -341,6 +341,9 @@ class HPA(TypedDict):
     current_metrics: list[MetricValue]
     target_metrics: list[MetricTarget]
     conditions: list[Condition]
+    # behavior.scaleDown.stabilizationWindowSeconds as written (None: the default, 300 s):
+    # how long the controller keeps the highest recent recommendation before scaling down
+    scale_down_window_s: NotRequired[int | None]
 
 
 class Job(TypedDict):

@@ -212,6 +212,7 @@ def hpa(obj: Json) -> p.HPA:
         "current_metrics": metrics,
         "target_metrics": targets,
         "conditions": conditions(status),
+        "scale_down_window_s": get(spec, "behavior", "scaleDown", "stabilizationWindowSeconds"),
     }
 
 

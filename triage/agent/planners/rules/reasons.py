@@ -916,7 +916,10 @@ def autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
             (m for m in h["target_metrics"] if m.get("name") == "cpu"), {}
         )
         pinned = h["min_replicas"] is not None and h["min_replicas"] == h["max_replicas"]
-        if h["current_replicas"] == h["min_replicas"] and pinned:
+        able = next((c for c in h["conditions"] if c.get("type") == "AbleToScale"), None)
+        if able is not None and able.get("reason") == "ScaleDownStabilized":
+            out.append(_stabilized(ctx, h, able, cpu, want, hid))
+        elif h["current_replicas"] == h["min_replicas"] and pinned:
             out.append(
                 link(
                     None,
@@ -943,6 +946,36 @@ def autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
                 )
             )
     return out
+
+
+def _stabilized(
+    ctx: Ctx,
+    h: p.HPA,
+    able: p.Condition,
+    cpu: p.MetricValue | dict[str, int],
+    want: p.MetricTarget | dict[str, int],
+    hid: str | None,
+) -> Claim | None:
+    """An HPA above what its metric now asks for because the controller keeps the highest
+    recommendation of its scale-down stabilization window (AbleToScale, ScaleDownStabilized):
+    it scales down by itself once the window has passed since the peak."""
+    window = h.get("scale_down_window_s")
+    written = (
+        f"behavior.scaleDown.stabilizationWindowSeconds {window} ({window / 60:g} minutes)"
+        if isinstance(window, int)
+        else "the default scale-down stabilization window of 300 seconds (5 minutes)"
+    )
+    return link(
+        None,
+        f"HPA {h['name']} holds {h['current_replicas']} replica(s) by design: AbleToScale "
+        f'{able.get("status")} ScaleDownStabilized ("{short(str(able.get("message") or ""), 140)}'
+        f'"): the controller keeps the highest recommendation of the last {written}, so after '
+        f"a peak it scales down only when that window has passed, with no action needed; CPU "
+        f"is {cpu.get('utilization', '?')}% against a {want.get('utilization', '?')}% target "
+        "(a shorter window scales down sooner, at the risk of flapping).",
+        hid,
+        about=ctx.ref("HorizontalPodAutoscaler", h["name"]),
+    )
 
 
 def scaled_down_explained(ctx: Ctx) -> list[Claim | None]:

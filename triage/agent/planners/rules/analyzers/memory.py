@@ -215,6 +215,22 @@ def _memory_backed(pod: p.Pod, c: p.Container) -> tuple[str, str, str] | None:
     return None
 
 
+def _gc_off(c: p.Container) -> str:
+    """'; and env GOGC=off turns Go's garbage collector off …': with GOGC=off a Go heap is
+    collected only when it nears GOMEMLIMIT (never, without one), so it grows to that
+    limit rather than staying near its live data."""
+    spec = c["spec"]
+    env = {e.get("name"): str(e.get("value") or "") for e in (spec["env"] if spec else [])}
+    if env.get("GOGC", "").strip().lower() != "off":
+        return ""
+    return (
+        "; and env GOGC=off turns Go's proportional garbage collector off: the heap is "
+        "collected only when it nears GOMEMLIMIT"
+        + ("" if "GOMEMLIMIT" in env else " (unset here: never)")
+        + ", so it grows all the way to it instead of staying near the live data"
+    )
+
+
 def oom(ctx: Ctx) -> list[Finding]:
     out: list[Finding] = []
     for pod, c in pod_problem_pods(ctx, _oom):
@@ -244,7 +260,7 @@ def oom(ctx: Ctx) -> list[Finding]:
                 f"{'more than' if s.bytes and limit and s.bytes > limit else 'about'} its "
                 f"{limit_text} memory limit: the process is allowed to grow past the limit, "
                 "so the kernel OOM-kills it before the runtime's own limit applies"
-            )
+            ) + _gc_off(c)
             value_path = (
                 f"[name={pod['name']}].containers[name={c['name']}].spec.env"
                 f"[name={s.where.removeprefix('env ')}].value"
@@ -270,7 +286,10 @@ def oom(ctx: Ctx) -> list[Finding]:
                                 "k8s.pods",
                                 value_path,
                                 "contains",
-                                s.flag if s.where.startswith("env ") else s.flag.split()[-1],
+                                # an env's own value (GOMEMLIMIT=900MiB is 900MiB there)
+                                s.flag.removeprefix(s.where.removeprefix("env ") + "=")
+                                if s.where.startswith("env ")
+                                else s.flag.split()[-1],
                                 namespace=ctx.ns,
                             ),
                             container_fact(ctx, pod, c, "limits.memory", limit_text),

@@ -68,9 +68,7 @@ def test_a_peer_admits_the_pods_it_selects_where_it_looks(
 ) -> None:
     target = pod({"app": actual}, {"http": 8080})
     by_pods = policy([([{"pods": {"app": wanted}}], ["TCP/8080"])])
-    assert _egress_admits([by_pods], target, same_ns, None, 8080) == (
-        wanted == actual and same_ns
-    )
+    assert _egress_admits([by_pods], target, same_ns, None, 8080) == (wanted == actual and same_ns)
     labels = {"team": "menu" if ns_selected else "other"}
     by_ns = policy([([{"namespaces": {"team": "menu"}, "pods": {"app": wanted}}], ["TCP/8080"])])
     assert _egress_admits([by_ns], target, False, labels, 8080) == (

@@ -37,6 +37,10 @@ class Probe(TypedDict, total=False):
     path: str
     port: int | str
     command: list[str]
+    # what the kubelet sends as the request's host: httpGet.host, or an httpHeaders Host; an
+    # HTTP probe without either is sent to, and names as its Host, the pod's IP
+    host: str
+    header_names: list[str]  # the httpHeaders' names only: a value may hold a credential
     initial_delay_s: int
     period_s: int
     timeout_s: int

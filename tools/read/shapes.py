@@ -100,6 +100,14 @@ def _probe(raw: Json | None) -> p.Probe | None:
     if "httpGet" in raw:
         out |= {"kind": "http", "path": raw["httpGet"].get("path", "/")}
         out["port"] = raw["httpGet"].get("port")
+        headers = [h for h in raw["httpGet"].get("httpHeaders") or [] if isinstance(h, dict)]
+        host = raw["httpGet"].get("host") or next(
+            (h.get("value") for h in headers if str(h.get("name", "")).lower() == "host"), None
+        )
+        if host:
+            out["host"] = clipped(str(host))
+        if headers:
+            out["header_names"] = [clipped(str(h.get("name", ""))) for h in headers]
     elif "tcpSocket" in raw:
         out |= {"kind": "tcp", "port": raw["tcpSocket"].get("port")}
     elif "grpc" in raw:

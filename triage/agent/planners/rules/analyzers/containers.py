@@ -654,6 +654,7 @@ def _probe_kill(
         f"initialDelaySeconds {delay}, periodSeconds {period}, failureThreshold {threshold}, "
         f"timeoutSeconds {timeout}"
     )
+    follow = None
     if wrong_port:
         cause = (
             f"the {kind} probe ({target}) targets port {port}, which the container does not "
@@ -665,6 +666,30 @@ def _probe_kill(
             f"the {kind} probe ({target}) gives the app {budget}s to answer ({probe_text}) but it "
             "is still starting up when the kubelet kills it (exit 143, SIGTERM); it needs a "
             "startupProbe or a longer initialDelaySeconds"
+        )
+    elif answer := _probe_answer(log, str(probe.get("path") or ""), message):
+        host_check = (
+            probe.get("kind") == "http"
+            and not probe.get("host")
+            and bool(_HOST_WORDS.search(answer))
+        )
+        cause = (
+            f"the {kind} probe ({target}, {probe_text}) is answered with an error and the kubelet "
+            f"kills a container that otherwise runs: {short(message, 120)}; the app's own log "
+            f'says why it refused the probe: "{short(answer, 220)}"'
+            + (
+                " — the kubelet's HTTP probe sets no Host, so it sends the pod's IP as the Host "
+                "header, and the app's allowed-hosts check rejects that host"
+                if host_check
+                else ""
+            )
+        )
+        follow = (
+            "Give the probe an httpHeaders Host the app allows (or let the health endpoint skip "
+            "the host check), then roll out again."
+            if host_check
+            else f"Make the endpoint the {kind} probe calls answer 2xx/3xx while the app is up "
+            "(or point the probe at one that does)."
         )
     else:
         timed_out = bool(re.search(r"timeout|deadline exceeded|timed out", message, re.I))
@@ -728,10 +753,45 @@ def _probe_kill(
         follow_ups=[
             f"Point the {kind} probe at a port the container serves it on."
             if wrong_port
+            else follow
+            if follow
             else f"Add a startupProbe (or raise initialDelaySeconds/failureThreshold) so the "
             f"{kind} probe starts after start-up."
         ],
     )
+
+
+_HOST_WORDS = re.compile(r"\bhost\b|HTTP_HOST|ALLOWED_HOSTS|host header|hostname", re.I)
+_LEVEL = re.compile(r"\b(ERROR|FATAL|CRITICAL|SEVERE|WARN(?:ING)?)\b", re.I)
+
+
+def _probe_answer(log: list[str], path: str, message: str) -> str | None:
+    """Why the app refused the probe, in its own words: for a probe answered with a status code
+    ("HTTP probe failed with statuscode: 400"), the error or warning the app logged for that
+    request: the lines just before the access line of a probe of `path` with that status, back
+    to the previous access line. An app that logs no access line gives no answer here."""
+    status = re.search(r"statuscode: (\d{3})", message)
+    if status is None:
+        return None
+    code = status.group(1)
+    probe_lines = [
+        i
+        for i, ln in enumerate(log)
+        if text.answered(ln) == int(code) and (not path or path in ln)
+    ]
+    for i in reversed(probe_lines):
+        window = []
+        for ln in reversed(log[max(0, i - 4) : i]):
+            if text.answered(ln) is not None:
+                break
+            window.append(ln.strip())
+        said = [ln for ln in window if _LEVEL.search(ln)]
+        if said:
+            # the most severe line, and of those the earliest: the check that refused it
+            return max(
+                reversed(said), key=lambda ln: "ERROR" in ln.upper() or "FATAL" in ln.upper()
+            )
+    return None
 
 
 _SLOW = re.compile(r"\bslow|timed? ?out|timeout|took \d|latency|deadline", re.I)

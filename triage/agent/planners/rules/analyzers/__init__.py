@@ -45,6 +45,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("network.services", network.services),
     ("network.ingresses", network.ingresses),
     ("network.ingress_in_other_namespace", network.ingress_in_other_namespace),
+    ("network.idle_connection_race", network.idle_connection_race),
     ("dependencies.dependencies", dependencies.dependencies),
     ("dependencies.addresses_dropped", dependencies.addresses_dropped),
     ("dependencies.scrapes", dependencies.scrapes),

@@ -775,9 +775,7 @@ def _probe_answer(log: list[str], path: str, message: str) -> str | None:
         return None
     code = status.group(1)
     probe_lines = [
-        i
-        for i, ln in enumerate(log)
-        if text.answered(ln) == int(code) and (not path or path in ln)
+        i for i, ln in enumerate(log) if text.answered(ln) == int(code) and (not path or path in ln)
     ]
     for i in reversed(probe_lines):
         window = []

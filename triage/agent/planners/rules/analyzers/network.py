@@ -25,11 +25,11 @@ from typing import Any
 from tools.read import payloads as p
 from tools.read.kube_kinds import routes_host
 from triage.agent.planners.rules import text
-from triage.agent.planners.rules.analyzers.common import ports_of
+from triage.agent.planners.rules.analyzers.common import last_healthy, ports_of
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
-from triage.agent.planners.rules.reads import controller_pods, ingresses_elsewhere
+from triage.agent.planners.rules.reads import controller_pods, epoch, ingresses_elsewhere
 from triage.core.causes import CauseClass
 from triage.core.models import Fact, LinkRole
 
@@ -836,3 +836,161 @@ def _controller_line(ctx: Ctx, ing: p.Ingress, key: str) -> tuple[str, str] | No
             if lid and level >= 1 and key in line:
                 return line, lid
     return None
+
+
+# -- a proxy's request reset on a connection its upstream closed ------------------------------
+
+# How proxies and clients word a request lost because the upstream closed the connection it was
+# sent on (Envoy's 503 body and response details, nginx's error log, Go's and Node's clients).
+_UPSTREAM_CLOSED = re.compile(
+    r"reset reason: connection termination|upstream_reset_before_response_started"
+    r"|upstream prematurely closed connection|connection reset by peer|socket hang up"
+    r"|server closed idle connection|ECONNRESET",
+    re.I,
+)
+# A server's keep-alive (idle connection) timeout as programs log or take it: Node's
+# keepAliveTimeout (ms), gunicorn's --keep-alive (s), nginx's keepalive_timeout, idle_timeout.
+_KEEPALIVE = re.compile(
+    r"(?P<key>keep[-_ ]?alive(?:[-_ ]?timeout)?|idle[-_ ]?timeout)[\"'\s]*[:=]?\s*[\"']?"
+    r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|s\b|m\b)?",
+    re.I,
+)
+# Proxies keep idle upstream connections this long or longer (AWS ALB and nginx-ingress 60 s,
+# Google's load balancers 600 s, Envoy 1 h): a server that closes them sooner races the proxy.
+PROXY_IDLE_S = 60.0
+RECENT_RELEASE_S = 6 * 3600.0
+
+
+def keepalive_seconds(line: str) -> tuple[str, float] | None:
+    """(the setting as written, its value in seconds) of a keep-alive timeout the line names.
+    Node's camel-cased keepAliveTimeout is in milliseconds, as are values written in ms (or a
+    bare number of 1000 or more); anything else is seconds."""
+    m = _KEEPALIVE.search(line)
+    if m is None:
+        return None
+    n, unit, key = float(m.group("n")), (m.group("unit") or "").lower(), m.group("key")
+    ms = unit == "ms" or (not unit and (key == "keepAliveTimeout" or n >= 1000))
+    seconds = n / 1000 if ms else n * 60 if unit == "m" else n
+    return f"{key} {m.group('n')}{unit}", seconds
+
+
+def idle_connection_race(ctx: Ctx) -> list[Finding]:
+    """Requests reset by the proxy in front of a healthy workload ("upstream connect error or
+    disconnect/reset before headers. reset reason: connection termination") when the workload
+    closes idle keep-alive connections sooner than the proxy stops reusing them: the proxy
+    sends a request on a connection the server is closing, the request is lost, the proxy
+    answers 502/503 and the server never sees it (its log and its own 5xx stay clean)."""
+    said_by = _UPSTREAM_CLOSED.search(ctx.goal.words)
+    if said_by is None or not ctx.focus_pods:
+        return []
+    pods = [x for x in ctx.focus_pods if x["ready"]]
+    if not pods or any(c["restarts"] > 0 for x in pods for c in x["containers"]):
+        return []
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    for pod in pods[:2]:
+        for c in pod["containers"]:
+            found = _keepalive_said(ctx, pod, c)
+            if found is None:
+                continue
+            setting, seconds, line, lid = found
+            if seconds >= PROXY_IDLE_S:
+                continue
+            return [_race(ctx, pod, setting, seconds, line, lid, pods_id, said_by.group(0))]
+    return []
+
+
+def _keepalive_said(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, float, str, str] | None:
+    """(setting, seconds, where it is said, evidence id): the container's log first (what the
+    server says it runs with), then its args and env."""
+    log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+    for line in log:
+        if lid and (found := keepalive_seconds(line)):
+            return found[0], found[1], f'its log: "{short(line.strip(), 200)}"', lid
+    spec = c["spec"]
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    if spec is None or pods_id is None:
+        return None
+    words = [*spec["args"], *spec["command"]] + [
+        f"{e['name']}={e.get('value', '')}" for e in spec["env"] if e.get("value")
+    ]
+    flat = " ".join(words)
+    if found := keepalive_seconds(flat):
+        return found[0], found[1], f"its container spec ({short(flat, 160)})", pods_id
+    return None
+
+
+def _race(
+    ctx: Ctx,
+    pod: p.Pod,
+    setting: str,
+    seconds: float,
+    where: str,
+    lid: str,
+    pods_id: str | None,
+    quoted: str,
+) -> Finding:
+    ref = ctx.workload_ref(pod)
+    newest, good, hid = last_healthy(ctx, ref) if ref.kind == "Deployment" else (None, None, None)
+    created = epoch(newest["created"]) if newest and newest["created"] else None
+    recent = (
+        newest is not None
+        and good is not None
+        and created is not None
+        and ctx.now - created <= RECENT_RELEASE_S
+        and pod["owner"] is not None
+        and pod["owner"]["name"] == newest["name"]
+    )
+    release = (
+        f"revision {newest['revision']} ({', '.join(newest['images'])}), rolled out "
+        f"{(ctx.now - created) / 60:.0f} min ago, runs with it; revision {good['revision']} "
+        f"({', '.join(good['images'])}) served before it"
+        if recent and newest and good and created
+        else ""
+    )
+    cause = (
+        f"{ref.name} closes idle keep-alive connections after {seconds:g} s ({setting}, "
+        f"{where.split(':', 1)[0]}) — sooner than the proxy in front of it stops reusing them "
+        f"(proxies keep idle upstream connections {PROXY_IDLE_S:g} s or longer), so the proxy "
+        "sometimes sends a request on a connection the server is closing at that moment: the "
+        f'request is reset ("{quoted}"), the proxy answers with an error, and {ref.name} never '
+        "sees the request (its pods stay Ready and their log clean)"
+        + (f"; {release}" if release else "")
+    )
+    return Finding(
+        cls=CauseClass.REGRESSION_AFTER_DEPLOY if recent else CauseClass.BAD_CONFIG,
+        cause=cause,
+        summary=f"Requests to {ref.name} are reset by the proxy in front of it",
+        impact=f"Some requests to {ref.name} fail at the proxy; {ref.name} never sees them.",
+        chain=chain(
+            link(
+                S,
+                f"The pods of {ref.name} are Ready with no restarts, yet requests through the "
+                f'proxy are reset: "{quoted}" (in the words of the request).',
+                pods_id,
+                about=ref,
+            ),
+            link(
+                M,
+                f"The proxy reuses an idle connection {ref.name} closes at that moment: the "
+                "request is lost and the proxy answers it with an error.",
+                pods_id,
+                about=ref,
+            ),
+            link(
+                C,
+                f"{ref.name} closes idle keep-alive connections after {seconds:g} s ({setting}), "
+                f"{where}" + (f"; {release}." if release else "."),
+                lid,
+                hid if release else None,
+                about=ref,
+            ),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(ref)},
+        follow_ups=[
+            "Set the server's keep-alive timeout above the proxy's upstream idle timeout (Node: "
+            "server.keepAliveTimeout and headersTimeout, e.g. 65000 ms behind a 60 s idle "
+            "timeout), or make the proxy's idle timeout shorter than the server's"
+            + (f"; or roll back to revision {good['revision']}." if recent and good else ".")
+        ],
+    )

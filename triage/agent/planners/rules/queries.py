@@ -96,6 +96,11 @@ _CONNECTIONS = re.compile(
 
 
 _MAX_CONNECTIONS = re.compile(r"max_connections$|maxclients$")
+# a server's own memory cap (redis_exporter's used/max, memcached's bytes/limit_maxbytes) and
+# what it evicted to stay under it
+_MEMORY_USED = re.compile(r"_memory_used_bytes$|^memcached_current_bytes$")
+_MEMORY_MAX = re.compile(r"_memory_max_bytes$|^memcached_limit_bytes$")
+_EVICTED = re.compile(r"_evicted_keys_total$|^memcached_items_evicted_total$")
 # connections counted per client (mysqld_exporter's processlist by user or host)
 _HOLDERS = re.compile(r"processlist_by_(user|host)$|connections_by_(user|client|application)$")
 
@@ -118,6 +123,12 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
             rng(f"connections:{ns}", f"{name}{{{sel}}}")
         elif _MAX_CONNECTIONS.search(name):
             rng(f"max_connections:{ns}", f"max({name}{{{sel}}})")
+        elif _MEMORY_USED.search(name):
+            rng(f"memory_used:{ns}", f"max({name}{{{sel}}})")
+        elif _MEMORY_MAX.search(name):
+            rng(f"memory_max:{ns}", f"max({name}{{{sel}}})")
+        elif _EVICTED.search(name):
+            rng(f"evicted:{ns}", f"sum(increase({name}{{{sel}}}[30m]))")
     if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
         # a dependency held back by its CPU limit answers slowly whatever its pods say
         rng(f"throttling:{ns}", throttling_query(sel))

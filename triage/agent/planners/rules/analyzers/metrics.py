@@ -618,13 +618,10 @@ def saturation(ctx: Ctx) -> list[Finding]:
     connections — the label values of its connection gauge, matched to a workload."""
     out: list[Finding] = []
     for svc_name, ns, _port, _line in hosts_failing(ctx)[:2]:
-        caller_line = None
-        for ev in ctx.facts.all("k8s.logs"):
-            if ev.ok and ev.args.get("namespace") == ctx.ns:
-                hit = next((str(x) for x in ev.data or [] if _EXHAUSTED.search(str(x))), None)
-                if hit:
-                    caller_line = (hit, ev)
-                    break
+        caller_line = _caller_says(ctx, _EXHAUSTED)
+        if (capped := _memory_cap(ctx, svc_name, ns)) is not None:
+            out.append(capped)
+            continue
         pending = [(e, s) for e in ctx.facts.purpose("pool_pending") for s in e.data or []]
         busy = [(e, s) for e, s in pending if max(series_values(s), default=0) > 0]
         if caller_line is None and not busy:
@@ -730,6 +727,87 @@ def saturation(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+# A server at its own memory cap refusing writes: Redis (and Valkey, KeyDB) with
+# maxmemory reached and nothing it may evict.
+_OVER_MEMORY_CAP = re.compile(r"OOM command not allowed|used memory > '?maxmemory", re.I)
+
+
+def _caller_says(ctx: Ctx, pattern: re.Pattern[str]) -> tuple[str, Evidence] | None:
+    for ev in ctx.facts.all("k8s.logs"):
+        if ev.ok and ev.args.get("namespace") == ctx.ns:
+            hit = next((str(x) for x in ev.data or [] if pattern.search(str(x))), None)
+            if hit:
+                return hit, ev
+    return None
+
+
+def _memory_cap(ctx: Ctx, svc_name: str, ns: str) -> Finding | None:
+    """A dependency that is up and answers, but refuses every write: it has reached its own
+    memory cap (Redis' maxmemory) and may evict nothing to make room — Redis answers "OOM
+    command not allowed" only under maxmemory-policy noeviction (its default), or under a
+    volatile-* policy when no key has a TTL. Reads still work, so it looks half-up."""
+    said = _caller_says(ctx, _OVER_MEMORY_CAP)
+    eps, _ = ctx.facts.endpoints(ns, svc_name)
+    if said is None or (eps is not None and not eps["ready"]):
+        return None
+    caller_pod = next(iter(ctx.focus_pods), None)
+    caller = ctx.workload_ref(caller_pod) if caller_pod else ctx.ref("Namespace", ctx.ns)
+    dep = Ref("Service", ns, svc_name)
+    used, uid = _last(ctx, f"memory_used:{ns}")
+    cap, _ = _last(ctx, f"memory_max:{ns}")
+    evicted, eid = _last(ctx, f"evicted:{ns}")
+    level = (
+        f"{quantities.human(used[0][1])} used of a {quantities.human(cap[0][1])} maxmemory"
+        if used and cap and cap[0][1] > 0
+        else ""
+    )
+    none_evicted = bool(evicted) and sum(v for _, v in evicted) == 0
+    cause = (
+        f"{svc_name} in {ns} has reached its maxmemory"
+        + (f" ({level})" if level else "")
+        + " and may evict nothing to make room, so it refuses every command that adds data "
+        f'("{short(said[0], 140)}") while reads still work; it answers so only under '
+        "maxmemory-policy noeviction (the default) or a volatile-* policy with no key carrying "
+        "a TTL"
+        + (" — and it evicted nothing (evicted keys 0)" if none_evicted else "")
+        + f"; {caller.name}'s writes fail"
+    )
+    return Finding(
+        cls=CauseClass.DEPENDENCY_SATURATED,
+        cause=cause,
+        summary=f"{svc_name} ({ns}) is full and refuses {caller.name}'s writes",
+        impact=f"Every request of {caller.name} that writes to {svc_name} fails; reads work.",
+        chain=chain(
+            symptom_of(caller, said),
+            link(
+                M,
+                f"{svc_name} ({ns}) is at its memory cap: {level}.",
+                uid,
+                about=dep,
+            )
+            if level
+            else None,
+            link(
+                C,
+                f"{svc_name} may evict nothing at maxmemory (maxmemory-policy noeviction, or "
+                "volatile-* with no key carrying a TTL)"
+                + (": it evicted no key while full" if none_evicted else "")
+                + ", so it refuses writes instead of making room.",
+                eid if none_evicted else uid,
+                said[1].id,
+                about=dep,
+            ),
+        ),
+        strength=Strength.STATED,
+        explains={str(caller), str(dep)},
+        follow_ups=[
+            f"Free {svc_name}: find what fills it (keys written without a TTL, `redis-cli "
+            "--bigkeys`), give them a TTL or delete them; then choose an eviction policy that "
+            "fits a cache (allkeys-lru) or raise maxmemory within the container's limit."
+        ],
+    )
 
 
 def symptom_of(caller: Ref, caller_line: tuple[str, Any]) -> Any:

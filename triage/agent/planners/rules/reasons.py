@@ -63,6 +63,8 @@ def memory_explained(ctx: Ctx) -> list[Claim | None]:
                     else "and has not fallen back in the window"
                 )
                 made_of, mid = _memory_parts(ctx, workload, c["name"])
+                if shape == "and stays flat":
+                    made_of += _own_bound(c, limit)
                 out.append(
                     link(
                         None,
@@ -79,6 +81,32 @@ def memory_explained(ctx: Ctx) -> list[Claim | None]:
                 )
                 return out
     return out
+
+
+_EVICTION = re.compile(
+    r"--?[\w.-]*(?:policy|evict)[\w.-]*[= ](?P<v>[\w-]*(?:lru|lfu|random|ttl)[\w-]*)"
+)
+
+
+def _own_bound(c: p.Container, limit: float) -> str:
+    """A container told to keep at most a size below its limit (a cache's `--maxmemory 400mb`,
+    `-s malloc,1G`, `--cache-size=2G`), and how it makes room at that size: what it holds
+    levels off at its own bound by design, which is why a flat working set is not a leak."""
+    bounds = [
+        m
+        for m in quantities.memory_settings(c["spec"])
+        if m.bytes is not None and 0 < m.bytes < limit and not m.flag.startswith("-Xmx")
+    ]
+    if not bounds or c["spec"] is None:
+        return ""
+    args = " ".join([*c["spec"]["command"], *c["spec"]["args"]])
+    policy = _EVICTION.search(args)
+    return (
+        f"; it is told to hold at most {bounds[0].flag} ({bounds[0].where}), below its limit"
+        + (f", and to make room by evicting ({policy.group(0)})" if policy else "")
+        + ": what it keeps levels off at its own bound by design — full to that bound is "
+        "the setting working, not a leak"
+    )
 
 
 _SIZE_CAP = re.compile(

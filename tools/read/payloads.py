@@ -78,6 +78,9 @@ class ContainerSpec(TypedDict):
     readiness: Probe | None
     startup: Probe | None
     mounts: list[str]  # "volume -> /path"
+    # imagePullPolicy as set (the apiserver defaults it: Always for :latest or no tag, else
+    # IfNotPresent); IfNotPresent pulls only on a node that does not have the image cached
+    pull_policy: NotRequired[str]
 
 
 class Volume(TypedDict, total=False):

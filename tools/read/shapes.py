@@ -150,7 +150,7 @@ def container_spec(c: Json) -> p.ContainerSpec:
             env_from.append(f"configmap:{src['configMapRef'].get('name', '')}")
         if "secretRef" in src:
             env_from.append(f"secret:{src['secretRef'].get('name', '')}")
-    return {
+    out: p.ContainerSpec = {
         "name": str(c.get("name") or ""),
         "image": str(c.get("image") or ""),
         "command": [clipped(x) for x in c.get("command") or []],
@@ -177,6 +177,9 @@ def container_spec(c: Json) -> p.ContainerSpec:
         "startup": _probe(c.get("startupProbe")),
         "mounts": [f"{m.get('name')} -> {m.get('mountPath')}" for m in c.get("volumeMounts") or []],
     }
+    if c.get("imagePullPolicy"):
+        out["pull_policy"] = str(c["imagePullPolicy"])
+    return out
 
 
 _VOLUME_REFS = {

@@ -21,6 +21,7 @@ from triage.agent.planners.rules.analyzers.containers import _last, _state
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref
+from triage.agent.planners.rules.reads import epoch
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -61,8 +62,11 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         )
         pods_id = ctx.facts.pods(ctx.ns)[1]
         ref = ctx.workload_ref(pod)
-        cause = f"image {image} cannot be pulled: {why}" + (
-            f' — the registry says "{short(message, 180)}"' if message else ""
+        pulled_before = _pulled_before(ctx, pod, c, ref) if missing and not platform else None
+        cause = (
+            f"image {image} cannot be pulled: {why}"
+            + (f' — the registry says "{short(message, 180)}"' if message else "")
+            + (f"; {pulled_before[0]}" if pulled_before else "")
         )
         f = Finding(
             cls=CauseClass.IMAGE_PULL,
@@ -81,13 +85,25 @@ def image_pull(ctx: Ctx) -> list[Finding]:
                         container_fact(ctx, pod, c, "state.reason", str(_state(c).get("reason"))),
                     ),
                 ),
-                link(C, f"The kubelet reports: {short(message)}", eid, pods_id, about=ref)
+                link(
+                    M if pulled_before else C,
+                    f"The kubelet reports: {short(message)}",
+                    eid,
+                    pods_id,
+                    about=ref,
+                )
                 if message
                 else link(C, f"Image {image} is not pullable.", pods_id, about=ref),
+                link(C, pulled_before[0][0].upper() + pulled_before[0][1:] + ".", *pulled_before[1])
+                if pulled_before
+                else None,
             ),
             explains={str(ref), str(ctx.pod_ref(pod))},
             follow_ups=[
-                "Push the missing tag or fix the image reference"
+                "Point the workload at an image that exists (the same build where it moved, or a "
+                "maintained one), or mirror it into a registry you control"
+                if pulled_before
+                else "Push the missing tag or fix the image reference"
                 if not denied
                 else "Add or fix the imagePullSecret for the registry"
             ],
@@ -95,6 +111,55 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         changed_since_healthy(ctx, ref, f, field="image")
         out.append(f)
     return out
+
+
+RECREATED_S = 3600.0  # a pod this much younger than its revision was recreated, not deployed
+# the user's words saying no release happened, or that the nodes were replaced
+_NOT_DEPLOYED = re.compile(
+    r"\b(nobody|no one|nothing|didn'?t|did not|haven'?t|have not|wasn'?t|was not)\b.{0,30}"
+    r"\b(deploy|chang|touch|releas|push)|\bnodes?\b.{0,40}\b(upgrad|replac|drain|rotat|recycl)"
+    r"|\b(upgrad|replac|drain|rotat|recycl)\w*\b.{0,40}\bnodes?\b|node ?pool",
+    re.I,
+)
+
+
+def _pulled_before(
+    ctx: Ctx, pod: p.Pod, c: p.Container, ref: Ref
+) -> tuple[str, tuple[str | None, ...]] | None:
+    """Why an image no release changed is pulled now: under imagePullPolicy IfNotPresent only a
+    node without the image cached pulls it, so a pod recreated (rescheduled, its node replaced)
+    on a fresh node is the first to ask the registry in a long while — and the registry no
+    longer has the tag (removed or moved). Said when the rollout history shows no release of a
+    new image (one revision, or the previous one ran the same image) and either the pod is much
+    younger than its revision or the user says nothing was deployed or the nodes changed."""
+    history, hid = ctx.facts.history(ctx.ns, ref.name) if ref.kind == "Deployment" else (None, None)
+    revisions = history["revisions"] if history else []
+    owner = pod["owner"]["name"] if pod["owner"] else None
+    revision = next((r for r in revisions if r["name"] == owner), None)
+    if revision is None or hid is None:
+        return None
+    before = [r for r in revisions if r is not revision]
+    if before and c["image"] not in before[-1]["images"]:
+        return None  # a release brought this image: a wrong tag, not one that vanished
+    policy = (c["spec"].get("pull_policy") if c["spec"] else None) or "IfNotPresent"
+    born, made = epoch(pod["created"]), epoch(revision["created"])
+    recreated = born is not None and made is not None and born - made >= RECREATED_S
+    if policy == "Always" or not (recreated or _NOT_DEPLOYED.search(ctx.goal.words)):
+        return None
+    since = (
+        f"revision {revision['revision']} ran it {(born - made) / 3600:.0f} h before pod "
+        f"{pod['name']} was created"
+        if recreated and born is not None and made is not None
+        else f"revision {revision['revision']} runs it"
+        + (", as the one before did" if before else " and is the only revision")
+    )
+    return (
+        f"no release changed the image ({since}): with imagePullPolicy {policy} a node pulls "
+        f"an image only when it does not have it cached, so the nodes that had it kept it "
+        f"running; pod {pod['name']}, on node {pod['node'] or '?'}, must pull it anew, and the "
+        "registry no longer serves that tag (removed or moved since it was first pulled)",
+        (hid, ctx.facts.pods(ctx.ns)[1]),
+    )
 
 
 _PLATFORM = re.compile(

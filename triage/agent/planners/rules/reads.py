@@ -217,6 +217,10 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.service_accounts", namespace=ns))  # the cloud identity it has
     if _forbidden_namespaces(ctx):
         out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
+        out += [
+            call("k8s.rollout_history", namespace=n, deployment=d)
+            for n, d in refused_deployments(ctx)
+        ]
     out += hops(ctx)
     out += node_hops(ctx)
     out += node_event_reads(ctx)
@@ -618,6 +622,30 @@ def _families_in_logs(ctx: Ctx) -> set[text.Family]:
         for line in text.failures([str(x) for x in ev.data or []])
         if line.family is not None
     }
+
+
+def refused_deployments(ctx: Ctx) -> list[tuple[str, str]]:
+    """(namespace, Deployment) of the pods of other namespaces (an Ingress controller, a
+    dependency) whose log says the apiserver refuses them: what their own last release changed
+    is what a human acts on. A pod belongs to a Deployment when it carries pod-template-hash
+    (its name is <deployment>-<hash>-<suffix>)."""
+    out: list[tuple[str, str]] = []
+    found = [x for ev in ctx.facts.all("k8s.find_pods") if ev.ok for x in ev.data or []]
+    for ev in ctx.facts.all("k8s.logs"):
+        ns, name = str(ev.args.get("namespace")), str(ev.args.get("pod"))
+        if not ev.ok or ns == ctx.ns:
+            continue
+        if not any(
+            ln.family is text.Family.K8S_FORBIDDEN
+            for ln in text.failures([str(x) for x in ev.data or []])
+        ):
+            continue
+        pod = next((x for x in found if x["namespace"] == ns and x["name"] == name), None)
+        digest = (pod or {}).get("labels", {}).get("pod-template-hash")
+        deployment = name.rsplit(f"-{digest}-", 1)[0] if digest else ""
+        if deployment and deployment != name and (ns, deployment) not in out:
+            out.append((ns, deployment))
+    return out[:2]
 
 
 def _forbidden_namespaces(ctx: Ctx) -> list[str]:

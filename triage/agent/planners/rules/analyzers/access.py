@@ -10,11 +10,13 @@ from typing import Any
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import release_changes
 from triage.agent.planners.rules.analyzers.containers import cloud_identity
 from triage.agent.planners.rules.chain import Finding, chain, link, short
 from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.reads import controller_pods, refused_deployments
 from triage.core.causes import CauseClass
-from triage.core.models import LinkRole
+from triage.core.models import Claim, Evidence, LinkRole
 
 S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
@@ -179,23 +181,39 @@ def rbac(ctx: Ctx) -> list[Finding]:
                     roles_text = near
         if not missing:
             continue
+        served, released = _served_through(ctx, ev), _released(ctx, ev)
         out.append(
             Finding(
                 cls=CauseClass.RBAC_FORBIDDEN,
                 cause=f"ServiceAccount {sa_ns}/{sa} may not {verb} {resource}"
                 + (f" in {parsed['target']}" if parsed.get("target") else "")
                 + f": {roles_text}"
-                + ("" if not lacking else f" — {lacking}"),
+                + ("" if not lacking else f" — {lacking}")
+                + (f"; {released[0]}" if released else ""),
                 summary=f"{ref.name} is refused by the apiserver (403): it may not {verb} "
                 f"{resource}",
                 impact=f"{ref.name} cannot do the work that needs {verb} on {resource}.",
                 chain=chain(
-                    link(S, f"{pod_name}'s log: {short(lines[0].text)}", ev.id, about=ref),
+                    served,
                     link(
-                        C, f"RBAC of {sa_ns}/{sa}: {short(roles_text, 300)}.", rid, ev.id, about=ref
+                        M if served else S,
+                        f"{pod_name}'s log: {short(lines[0].text)}",
+                        ev.id,
+                        about=ref,
                     ),
+                    link(
+                        M if released else C,
+                        f"RBAC of {sa_ns}/{sa}: {short(roles_text, 300)}.",
+                        rid,
+                        ev.id,
+                        about=ref,
+                    ),
+                    link(C, released[0][0].upper() + released[0][1:] + ".", released[1], rid)
+                    if released
+                    else None,
                 ),
-                explains={str(ref), str(ctx.ref("ServiceAccount", sa, sa_ns))},
+                explains={str(ref), str(ctx.ref("ServiceAccount", sa, sa_ns))}
+                | ({str(served.subject)} if served and served.subject else set()),
                 follow_ups=[
                     "Set the pod template's serviceAccountName to the ServiceAccount the "
                     "binding names."
@@ -209,6 +227,55 @@ def rbac(ctx: Ctx) -> list[Finding]:
         )
         break
     return out
+
+
+def _served_through(ctx: Ctx, ev: Evidence) -> Claim | None:
+    """The asked-about workload's link to a refused pod of another namespace: the controller
+    of the class of an Ingress that routes to it (its routes come from what that controller
+    can read, so its 403 is the workload's outage)."""
+    ns, pod = ev.args.get("namespace"), ev.args.get("pod")
+    if ns == ctx.ns:
+        return None
+    ingresses, iid = ctx.facts.ingresses(ctx.ns)
+    classes, _ = ctx.facts.ingress_classes()
+    default = next((c["name"] for c in classes if c.get("default")), None)
+    for ing in ingresses:
+        name = ing["ingress_class"] or default
+        if not name or not ctx.ingress_asked(ing):
+            continue
+        if any(x["namespace"] == ns and x["name"] == pod for x in controller_pods(ctx, name)):
+            services = sorted({str(b.get("service")) for b in ing["backends"] if b.get("service")})
+            return link(
+                S,
+                f"Ingress {ing['name']} (class {name}) routes to {', '.join(services)}; its "
+                f"routes are made by the class's controller, pod {pod} in {ns}.",
+                iid,
+                ev.id,
+                about=ctx.ref("Ingress", ing["name"]),
+            )
+    return None
+
+
+def _released(ctx: Ctx, ev: Evidence) -> tuple[str, str] | None:
+    """What the refused pod's own Deployment changed in its last release (another namespace's
+    workload: an upgraded controller that needs permissions its old Role did not grant)."""
+    ns = str(ev.args.get("namespace"))
+    if ns == ctx.ns:
+        return None
+    for where, name in refused_deployments(ctx):
+        if where != ns or not str(ev.args.get("pod")).startswith(f"{name}-"):
+            continue
+        ref = ctx.ref("Deployment", name, ns)
+        changes, revisions, hid = release_changes(ctx, ref)
+        if changes and hid:
+            listed = "; ".join(c.text for c in changes[:4])
+            return (
+                f"the latest release of {name} ({ns}), revision {revisions}, changed "
+                f"{short(listed, 240)} and nothing in its RBAC: the new version asks for what "
+                "the Role it kept does not grant",
+                hid,
+            )
+    return None
 
 
 # How the clouds word a refused permission: who, what, on what.

@@ -60,6 +60,7 @@ _HOLDS = re.compile(
     r"(threads|goroutines|sessions|listeners|handles|open_fds|connections_open|"
     r"entries|cache_size|queue_size)[a-z_]*$"
 )
+_COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created")
 _STANDARD_PREFIXES = (
     "kube_",
     "container_",
@@ -240,13 +241,18 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         for name in sorted(n for n in names if _DURATION.search(n))[:2]:
             rng(f"run_duration:{name}", f"max({name}{{{sel}}})")
     rising = any(
-        e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:"))
+        e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:", "latency_mean:"))
         for e in facts.evidence
     )
     own_names = sorted(n for n in names if not n.startswith(_STANDARD_PREFIXES))[:12]
-    if rising and own_names:
+    gauges = [n for n in own_names if not n.endswith(_COUNTER_SUFFIXES)]
+    counters = [n for n in own_names if n.endswith(_COUNTER_SUFFIXES)][:4]
+    if rising and gauges:
         # the application's own series: one that steps at a deploy says what the release does
-        rng("stepped", f'{{__name__=~"{"|".join(own_names)}",{sel}}}')
+        rng("stepped", f'{{__name__=~"{"|".join(gauges)}",{sel}}}')
+    for name in counters if rising else []:
+        # a counter steps in its rate (rate() drops the name: one query per counter)
+        rng(f"stepped:{name}", f"rate({name}{{{sel}}}[5m])")
     full = [
         v
         for ev in facts.purpose("volume_usage")

@@ -201,28 +201,71 @@ def _what_the_release_does(
                     about=ref,
                 )
                 return [said] if said else []
-    for ev in ctx.facts.purpose("stepped"):
+    steps = _steps(ctx, deployed)
+    rises = sorted((x for x in steps if x[3] > x[2] * 3), key=lambda x: -(x[3] / x[2]))
+    if rises:
+        name, labels, was, now, ev = rises[0]
+        unit = "/s" if (ev.purpose or "").startswith("stepped:") else ""
+        fell = next(
+            (
+                (k, other[k], w, n)
+                for o_name, other, w, n, _ in steps
+                if o_name == name and n < w / 3
+                for k in other
+                if other.get(k) != labels.get(k)
+            ),
+            None,
+        )
+        stepped = link(
+            C,
+            f"At the deploy {name}{_labels_text(labels)} stepped from {was:.3g}{unit} to "
+            f"{now:.3g}{unit}"
+            + (
+                f" while {fell[0]}={fell[1]} fell from {fell[2]:.3g}{unit} to {fell[3]:.3g}{unit}"
+                if fell
+                else ""
+            )
+            + ": what the new revision does differently shows there.",
+            ev.id,
+            about=ref,
+        )
+        if stepped:
+            out.append(stepped)
+    return out
+
+
+def _steps(ctx: Ctx, deployed: float) -> list[tuple[str, dict[str, str], float, float, Evidence]]:
+    """(name, labels, median before, median after) of the application's own series around a
+    deploy: its gauges as they are, its counters by rate (one query each, named by purpose)."""
+    out = []
+    for ev in ctx.facts.evidence:
+        purpose = ev.purpose or ""
+        if not ev.ok or not (purpose == "stepped" or purpose.startswith("stepped:")):
+            continue
         for series in ev.data or []:
             points = series_points(series)
-            before = [v for t, v in points if t < deployed]
-            after = [v for t, v in points if t > deployed + 120]
+            before = sorted(v for t, v in points if t < deployed)
+            after = sorted(v for t, v in points if t > deployed + 120)
             if len(before) < 3 or len(after) < 3:
                 continue
-            was, now = sorted(before)[len(before) // 2], sorted(after)[len(after) // 2]
-            if was > 0 and now > was * 3:
-                labels = dict(series.get("labels") or {})
-                name = str(labels.pop("__name__", "?"))
-                stepped = link(
-                    C,
-                    f"At the deploy {name} stepped from {was:g} to {now:g}: the new revision "
-                    "does more of it per request.",
-                    ev.id,
-                    about=ref,
-                )
-                if stepped:
-                    out.append(stepped)
-                    return out
+            labels = {str(k): str(v) for k, v in (series.get("labels") or {}).items()}
+            name = labels.pop("__name__", None) or purpose.partition(":")[2] or "?"
+            was, now = before[len(before) // 2], after[len(after) // 2]
+            if was > 0:
+                out.append((name, labels, was, now, ev))
     return out
+
+
+_PLUMBING_LABELS = ("namespace", "pod", "instance", "job", "container", "endpoint", "service")
+
+
+def _labels_text(labels: dict[str, str]) -> str:
+    kept = {k: v for k, v in labels.items() if k not in _PLUMBING_LABELS}
+    return "{" + ",".join(f"{k}={v}" for k, v in sorted(kept.items())[:4]) + "}" if kept else ""
+
+
+def _stepped_text(does: list[Claim]) -> str | None:
+    return next((c.text for c in does if c.text.startswith("At the deploy ")), None)
 
 
 def regression(ctx: Ctx) -> list[Finding]:
@@ -268,7 +311,12 @@ def regression(ctx: Ctx) -> list[Finding]:
                     if good
                     else ""
                 )
-                + (f"; its pods log: {short(said, 160)}" if said else ""),
+                + (f"; its pods log: {short(said, 160)}" if said else "")
+                + (
+                    f"; {stepped[0].lower()}{stepped[1:].split(': what the new', 1)[0]}"
+                    if not said and (stepped := _stepped_text(does))
+                    else ""
+                ),
                 summary=f"The {what} rose to {fmt(peak)} right after {ref.name} was deployed",
                 impact=f"Up to {fmt(peak)} ({what}) in {ctx.ns}.",
                 chain=chain(

@@ -60,6 +60,8 @@ _HOLDS = re.compile(
     r"(threads|goroutines|sessions|listeners|handles|open_fds|connections_open|"
     r"entries|cache_size|queue_size)[a-z_]*$"
 )
+# the labels that say where a series was scraped from, not what it measures
+SCRAPE_LABELS = ("namespace", "pod", "instance", "job", "container", "endpoint", "service")
 _COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created")
 _STANDARD_PREFIXES = (
     "kube_",
@@ -184,6 +186,13 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         rng(
             f"latency_p99:{hist.removesuffix('_bucket')}",
             f"histogram_quantile(0.99, sum by (le) ({rate(f'{hist}{{{sel}}}')}))",
+        )
+        # the same quantile per route (whatever the label is called: handler, route, uri, path
+        # — every label but where it was scraped from): one route can set the whole p99
+        rng(
+            f"latency_p99_by:{hist.removesuffix('_bucket')}",
+            f"histogram_quantile(0.99, sum without ({','.join(SCRAPE_LABELS)}) "
+            f"({rate(f'{hist}{{{sel}}}')}))",
         )
     # mean latency from any histogram's or summary's _sum/_count pair whose name says time:
     # works whatever the buckets and whatever the library names it

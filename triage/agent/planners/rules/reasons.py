@@ -11,6 +11,7 @@ fault" on its own reads (judge/no_fault.py), never on these sentences.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 from tools.read import payloads as p
@@ -866,7 +867,47 @@ def waits_explained(ctx: Ctx) -> list[Claim | None]:
                     )
                 )
                 return out
+            if held := _held_route(ctx, waits):
+                out.append(held)
+                return out
     return out
+
+
+def _held_route(ctx: Ctx, waits: dict[str, float]) -> Claim | None:
+    """The route whose own p99 is the configured wait (a histogram's interpolated quantile
+    lands between the wait and the next bucket bound) while every other route answers in under
+    a second: that route is held open by design and sets the overall p99 alone."""
+    for ev in ctx.facts.evidence:
+        if not ev.ok or not (ev.purpose or "").startswith("latency_p99_by:"):
+            continue
+        routes = []
+        for series in ev.data or []:
+            values = [v for v in series_values(series) if not math.isnan(v)]
+            labels = {str(k): str(v) for k, v in (series.get("labels") or {}).items()}
+            if values:
+                routes.append((sorted(values)[len(values) // 2], labels))
+        slow = [(v, lb) for v, lb in routes if v >= 1]
+        if len(slow) != 1 or len(routes) < 2:
+            continue
+        level, labels = slow[0]
+        hit = next((k for k, w in waits.items() if w >= 1 and 0.8 * w <= level <= 1.3 * w), None)
+        if hit is None:
+            continue
+        route = ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "one route"
+        fastest = max(v for v, lb in routes if lb is not labels)
+        return link(
+            None,
+            f"The p99 latency is set by one route alone: {route} has a p99 of {level:.1f}s, "
+            f"the {hit} wait ({waits[hit]:g}s) the container is configured with (up to the "
+            f"histogram's next bucket), while every other route's p99 is at most "
+            f"{fastest:.2f}s: those requests are held open until the wait ends, by design (a "
+            "long poll), so a p99 over all routes measures the wait, not slowness — the "
+            "alert should leave that route out.",
+            ev.id,
+            ctx.facts.pods(ctx.ns)[1],
+            about=ctx.ref("Namespace", ctx.ns, ctx.ns),
+        )
+    return None
 
 
 def alert_explained(ctx: Ctx) -> list[Claim | None]:

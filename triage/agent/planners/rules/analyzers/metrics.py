@@ -35,6 +35,7 @@ from triage.agent.planners.rules.facts import (
     series_values,
     workload_of,
 )
+from triage.agent.planners.rules.queries import SCRAPE_LABELS
 from triage.agent.planners.rules.reads import dependency_users, hosts_failing, recent_neighbours
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, Evidence, LinkRole, MutationProposal, TimelineEntry
@@ -256,11 +257,8 @@ def _steps(ctx: Ctx, deployed: float) -> list[tuple[str, dict[str, str], float, 
     return out
 
 
-_PLUMBING_LABELS = ("namespace", "pod", "instance", "job", "container", "endpoint", "service")
-
-
 def _labels_text(labels: dict[str, str]) -> str:
-    kept = {k: v for k, v in labels.items() if k not in _PLUMBING_LABELS}
+    kept = {k: v for k, v in labels.items() if k not in SCRAPE_LABELS}
     return "{" + ",".join(f"{k}={v}" for k, v in sorted(kept.items())[:4]) + "}" if kept else ""
 
 

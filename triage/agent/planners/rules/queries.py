@@ -60,6 +60,7 @@ _HOLDS = re.compile(
     r"(threads|goroutines|sessions|listeners|handles|open_fds|connections_open|"
     r"entries|cache_size|queue_size)[a-z_]*$"
 )
+_DROPS = re.compile(r"^(hubble_drop_total|cilium_drop_count_total)$")
 # the labels that say where a series was scraped from, not what it measures
 SCRAPE_LABELS = ("namespace", "pod", "instance", "job", "container", "endpoint", "service")
 _COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created")
@@ -166,6 +167,26 @@ def throttling_query(sel: str) -> str:
     )
 
 
+def _broken_down(names: set[str], sel: str) -> list[tuple[str, str]]:
+    """(purpose, query) for series read by every label they carry but where they were scraped
+    from: a latency quantile per route (handler, route, uri, path — whatever the label is
+    called: one route can set the whole p99), and the packets a CNI dropped (Hubble's,
+    Cilium's) by sender, receiver and reason."""
+    without = f"sum without ({','.join(SCRAPE_LABELS)})"
+    out = [
+        (
+            f"latency_p99_by:{hist.removesuffix('_bucket')}",
+            f"histogram_quantile(0.99, {without} ({rate(f'{hist}{{{sel}}}')}))",
+        )
+        for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]
+    ]
+    out += [
+        ("drops", f"{without} ({rate(f'{name}{{{sel}}}')})")
+        for name in sorted(n for n in names if _DROPS.search(n))[:1]
+    ]
+    return out
+
+
 def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
     """PromQL for the signals this Prometheus holds for the namespace (discovered names)."""
     names = facts.metric_names(f'{{namespace="{ns}"}}')
@@ -187,13 +208,7 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
             f"latency_p99:{hist.removesuffix('_bucket')}",
             f"histogram_quantile(0.99, sum by (le) ({rate(f'{hist}{{{sel}}}')}))",
         )
-        # the same quantile per route (whatever the label is called: handler, route, uri, path
-        # — every label but where it was scraped from): one route can set the whole p99
-        rng(
-            f"latency_p99_by:{hist.removesuffix('_bucket')}",
-            f"histogram_quantile(0.99, sum without ({','.join(SCRAPE_LABELS)}) "
-            f"({rate(f'{hist}{{{sel}}}')}))",
-        )
+
     # mean latency from any histogram's or summary's _sum/_count pair whose name says time:
     # works whatever the buckets and whatever the library names it
     for base in timed(names)[:2]:
@@ -201,6 +216,8 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
             f"latency_mean:{base}",
             f"sum({rate(f'{base}_sum{{{sel}}}')}) / sum({rate(f'{base}_count{{{sel}}}')})",
         )
+    for purpose, query in _broken_down(names, sel):
+        rng(purpose, query)
     if SIGNALS["restarts"] in names:
         rng("restarts", f"sum by (pod) (increase({SIGNALS['restarts']}{{{sel}}}[10m]))")
     if SIGNALS["memory"] in names:

@@ -737,7 +737,33 @@ def policies_explained(ctx: Ctx) -> list[Claim | None]:
                 about=workload,
             )
         )
+        out.append(_dropped_from(ctx, workload.name))
     return out
+
+
+def _dropped_from(ctx: Ctx, workload: str) -> Claim | None:
+    """Who the dropped packets come from, by the drop counter's own labels (Hubble's source
+    and destination, when its context options give them): the sender to look at."""
+    for ev in ctx.facts.purpose("drops"):
+        senders = []
+        for series in ev.data or []:
+            labels = {str(k): str(v) for k, v in (series.get("labels") or {}).items()}
+            values = [v for v in series_values(series) if not math.isnan(v)]
+            to = labels.get("destination") or labels.get("destination_workload") or ""
+            source = labels.get("source") or labels.get("source_workload") or ""
+            if values and values[-1] > 0 and source and (not to or workload in to):
+                reason = labels.get("reason", "")
+                senders.append(f"{source} ({values[-1]:.2g}/s{', ' + reason if reason else ''})")
+        if senders:
+            return link(
+                None,
+                f"The dropped packets to {workload} come from {', '.join(senders[:3])}: that "
+                "sender is what tries to connect where no rule admits it — the change, if any, "
+                "belongs on its side.",
+                ev.id,
+                about=ctx.ref("Namespace", ctx.ns, ctx.ns),
+            )
+    return None
 
 
 ONE_OFF_AFTER = 3  # quiet lines after a single failure line that make it a one-off

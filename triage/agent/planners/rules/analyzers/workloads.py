@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import fatal
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects, series_values
@@ -314,6 +315,9 @@ def statefulsets(ctx: Ctx) -> list[Finding]:
         if ctx.in_focus(ref) and (stuck := _ordered_deadlock(ctx, sts, sid)) is not None:
             out.append(stuck)
             continue
+        if ctx.in_focus(ref) and (forced := _stale_pod_kept(ctx, sts, sid)) is not None:
+            out.append(forced)
+            continue
         if ctx.in_focus(ref) and (held := _held_back(ctx, sts, sid)) is not None:
             out.append(held)
             continue
@@ -450,6 +454,98 @@ def _ordered_deadlock(ctx: Ctx, sts: p.StatefulSet, sid: str | None) -> Finding 
         follow_ups=[
             f"Set podManagementPolicy: Parallel on {sts['name']} (it cannot be changed in "
             "place: recreate the StatefulSet with --cascade=orphan to keep the pods)."
+        ],
+    )
+
+
+def _stale_pod_kept(ctx: Ctx, sts: p.StatefulSet, sid: str | None) -> Finding | None:
+    """The documented forced-rollback case: under RollingUpdate with podManagementPolicy
+    OrderedReady the controller replaces a pod only once every pod is Running and Ready, so a
+    pod of a broken revision that never becomes Ready is never replaced — not by a fixed
+    template, not by a rollback. Seen as a pod whose controller-revision-hash is not the
+    StatefulSet's update revision, not Ready, while the others run the update revision."""
+    update = sts.get("update_revision")
+    if (
+        not update
+        or sts["pod_management"] != "OrderedReady"
+        or sts.get("update_strategy") not in (None, "", "RollingUpdate")
+    ):
+        return None
+    pods = ctx.facts.pods_of(ctx.ns, "StatefulSet", sts["name"])
+    stale = [
+        x
+        for x in pods
+        if x["labels"].get("controller-revision-hash") not in (None, update) and not x["ready"]
+    ]
+    if len(stale) != 1 or not any(x["ready"] for x in pods if x not in stale):
+        return None
+    pod, name = stale[0], sts["name"]
+    stale_rev = pod["labels"]["controller-revision-hash"]
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    said = next(
+        (
+            (line.text, lid)
+            for c in pod["containers"]
+            for line, lid, _ in [fatal(ctx, pod, c["name"])]
+            if line is not None and lid
+        ),
+        None,
+    )
+    cause = (
+        f"pod {pod['name']} still runs revision {stale_rev} while StatefulSet {name}'s update "
+        f"revision is {update} (the template was fixed or rolled back), and it is not Ready; "
+        "under RollingUpdate with podManagementPolicy OrderedReady the controller waits for "
+        "every pod to be Running and Ready before it replaces any, so it never replaces "
+        f"{pod['name']} (the forced-rollback case): delete {pod['name']} so the controller "
+        "recreates it from the current template"
+    )
+    ref = ctx.ref("StatefulSet", name)
+    return Finding(
+        cls=CauseClass.STATEFULSET_MISCONFIGURED,
+        cause=cause,
+        summary=f"StatefulSet {name} cannot finish its rollback: {pod['name']} is never replaced",
+        impact=f"{pod['name']} stays down on the broken revision; {name} runs "
+        f"{sts['ready']}/{sts['replicas']} ready.",
+        chain=chain(
+            link(
+                S,
+                f"Pod {pod['name']} is not Ready (revision {stale_rev}); the other pods run "
+                f"revision {update} and are Ready.",
+                pods_id,
+                about=ctx.pod_ref(pod),
+            ),
+            link(
+                M,
+                f"{pod['name']} fails as the broken revision did: {short(said[0], 200)}",
+                said[1],
+                about=ctx.pod_ref(pod),
+            )
+            if said
+            else None,
+            link(
+                M,
+                f"StatefulSet {name}: update revision {update}, current revision "
+                f"{sts.get('current_revision')}, podManagementPolicy OrderedReady, "
+                "updateStrategy RollingUpdate.",
+                sid,
+                about=ref,
+                facts=(
+                    fact(
+                        "k8s.statefulsets",
+                        f"[name={name}].update_revision",
+                        "eq",
+                        update,
+                        namespace=ctx.ns,
+                    ),
+                ),
+            ),
+            link(C, cause[0].upper() + cause[1:] + ".", sid, pods_id, about=ref),
+        ),
+        strength=Strength.STATED,
+        explains={str(ref), str(ctx.pod_ref(pod))},
+        follow_ups=[
+            f"Delete pod {pod['name']} (kubectl delete pod {pod['name']} -n {ctx.ns}): the "
+            "controller recreates it from the current template."
         ],
     )
 

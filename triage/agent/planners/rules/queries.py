@@ -47,6 +47,8 @@ SIGNALS = {
     "cfs_periods": "container_cpu_cfs_periods_total",
     "volume_used": "kubelet_volume_stats_used_bytes",
     "volume_capacity": "kubelet_volume_stats_capacity_bytes",
+    "inodes_used": "kubelet_volume_stats_inodes_used",
+    "inodes": "kubelet_volume_stats_inodes",
     "pool_pending": "hikaricp_connections_pending",
     "db_connections": "pg_stat_activity_count",
     "db_max_connections": "pg_settings_max_connections",
@@ -230,12 +232,17 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
                 rng(part, f"max by (pod, container) ({SIGNALS[part]}{{{sel}}})")
     if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
         rng("throttling", throttling_query(sel))
-    if SIGNALS["volume_used"] in names and SIGNALS["volume_capacity"] in names:
-        rng(
-            "volume_usage",
-            f"max by (persistentvolumeclaim) ({SIGNALS['volume_used']}{{{sel}}} / "
-            f"{SIGNALS['volume_capacity']}{{{sel}}})",
-        )
+    for purpose, used, total in (
+        ("volume_usage", "volume_used", "volume_capacity"),
+        # a filesystem is full when its inodes are, whatever its bytes say
+        ("inode_usage", "inodes_used", "inodes"),
+    ):
+        if SIGNALS[used] in names and SIGNALS[total] in names:
+            rng(
+                purpose,
+                f"max by (persistentvolumeclaim) ({SIGNALS[used]}{{{sel}}} / "
+                f"{SIGNALS[total]}{{{sel}}})",
+            )
     if SIGNALS["pool_pending"] in names:
         rng("pool_pending", f"max by (pod, pool) ({SIGNALS['pool_pending']}{{{sel}}})")
     if SIGNALS["db_connections"] in names:

@@ -262,6 +262,14 @@ def _disk_said(ctx: Ctx, pods: list[p.Pod]) -> tuple[str, str, p.Pod] | None:
     return None
 
 
+def _only_grows(values: list[float]) -> bool:
+    return (
+        len(values) >= 3
+        and values[-1] > values[0]
+        and all(b >= a for a, b in itertools.pairwise(values))
+    )
+
+
 def _growth(values: list[float]) -> str:
     """How it filled: from what share at the start of the window."""
     if len(values) < 2 or values[0] >= values[-1] - 0.05:
@@ -269,9 +277,25 @@ def _growth(values: list[float]) -> str:
     return f" (it was {values[0]:.0%} at the start of the window and grew steadily)"
 
 
+def _usage(ctx: Ctx, purpose: str) -> dict[str, float]:
+    """The last usage share of each claim, by the kubelet's volume stats (bytes or inodes)."""
+    out: dict[str, float] = {}
+    for ev in ctx.facts.purpose(purpose):
+        for series in ev.data or []:
+            values = series_values(series)
+            if values:
+                out[str((series.get("labels") or {}).get("persistentvolumeclaim", "?"))] = values[
+                    -1
+                ]
+    return out
+
+
 def volume_full(ctx: Ctx) -> list[Finding]:
     out: list[Finding] = []
-    for ev in ctx.facts.purpose("volume_usage"):
+    by_bytes = _usage(ctx, "volume_usage")
+    stats = [(ev, "bytes") for ev in ctx.facts.purpose("volume_usage")]
+    stats += [(ev, "inodes") for ev in ctx.facts.purpose("inode_usage")]
+    for ev, unit in stats:
         for series in ev.data or []:
             values = series_values(series)
             if not values or values[-1] < 0.95:
@@ -280,6 +304,22 @@ def volume_full(ctx: Ctx) -> list[Finding]:
             if labels.get("namespace") not in (None, ctx.ns):
                 continue  # a dependency's volume: analysed with the dependency
             claim = labels.get("persistentvolumeclaim", "?")
+            if unit == "inodes" and by_bytes.get(claim, 0) >= 0.95:
+                continue  # full by its bytes too: said once, by them
+            inodes = (
+                f" of its inodes (files), while only {by_bytes[claim]:.0%} of its bytes are: "
+                "ENOSPC ('No space left on device') comes when either runs out, so a great "
+                "many small files fill it"
+                + (
+                    " — the file count only grew in the window: its files are never deleted"
+                    if _only_grows(values)
+                    else ""
+                )
+                if unit == "inodes" and claim in by_bytes
+                else " of its inodes (files)"
+                if unit == "inodes"
+                else ""
+            )
             users = [x for x in ctx.facts.pods(ctx.ns)[0] if claim in x["claims"]]
             ref = ctx.workload_ref(users[0]) if users else ctx.ref("PersistentVolumeClaim", claim)
             claims, cid = ctx.facts.pvcs(ctx.ns)
@@ -296,7 +336,7 @@ def volume_full(ctx: Ctx) -> list[Finding]:
                 Finding(
                     cls=CauseClass.VOLUME_FULL,
                     cause=f"volume {claim}{size} is {values[-1]:.0%} full"
-                    + grew
+                    + (inodes or grew)
                     + (f"; {ref.name} says: {short(own[0], 200)}" if own else ""),
                     summary=f"Volume {claim} is full",
                     impact="Writes to it fail (ENOSPC).",
@@ -320,7 +360,7 @@ def volume_full(ctx: Ctx) -> list[Finding]:
                         link(
                             M if with_it else C,
                             f"kubelet volume stats: PersistentVolumeClaim {claim}{size} is "
-                            f"{values[-1]:.0%} used{grew}.",
+                            f"{values[-1]:.0%} used{inodes or grew}.",
                             ev.id,
                             cid if pvc else None,
                             about=ctx.ref("PersistentVolumeClaim", claim),
@@ -342,7 +382,12 @@ def volume_full(ctx: Ctx) -> list[Finding]:
                         str(ctx.ref("PersistentVolumeClaim", claim)),
                         *(str(ctx.pod_ref(x)) for x in users),
                     },
-                    follow_ups=[f"Grow PVC {claim} or clean what fills it."],
+                    follow_ups=[
+                        f"Delete the files that fill {claim} and make whatever writes them clean "
+                        "up (growing the volume adds inodes only on some filesystems)."
+                        if unit == "inodes"
+                        else f"Grow PVC {claim} or clean what fills it."
+                    ],
                 )
             )
     return out

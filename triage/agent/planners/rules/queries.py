@@ -109,6 +109,15 @@ _MEMORY_MAX = re.compile(r"_memory_max_bytes$|^memcached_limit_bytes$")
 _EVICTED = re.compile(r"_evicted_keys_total$|^memcached_items_evicted_total$")
 # connections counted per client (mysqld_exporter's processlist by user or host)
 _HOLDERS = re.compile(r"processlist_by_(user|host)$|connections_by_(user|client|application)$")
+# (what names the series, the purpose it is read for, the query over `{series}`)
+_DEPENDENCY_SERIES = (
+    (_HOLDERS, "connection_holders", "{series}"),
+    (_CONNECTIONS, "connections", "{series}"),
+    (_MAX_CONNECTIONS, "max_connections", "max({series})"),
+    (_MEMORY_USED, "memory_used", "max({series})"),
+    (_MEMORY_MAX, "memory_max", "max({series})"),
+    (_EVICTED, "evicted", "sum(increase({series}[30m]))"),
+)
 
 
 def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
@@ -123,18 +132,11 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
         out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
 
     for name in sorted(names):
-        if _HOLDERS.search(name):
-            rng(f"connection_holders:{ns}", f"{name}{{{sel}}}")
-        elif _CONNECTIONS.search(name):
-            rng(f"connections:{ns}", f"{name}{{{sel}}}")
-        elif _MAX_CONNECTIONS.search(name):
-            rng(f"max_connections:{ns}", f"max({name}{{{sel}}})")
-        elif _MEMORY_USED.search(name):
-            rng(f"memory_used:{ns}", f"max({name}{{{sel}}})")
-        elif _MEMORY_MAX.search(name):
-            rng(f"memory_max:{ns}", f"max({name}{{{sel}}})")
-        elif _EVICTED.search(name):
-            rng(f"evicted:{ns}", f"sum(increase({name}{{{sel}}}[30m]))")
+        # the first kind whose pattern names the series decides how it is read
+        for pattern, purpose, query in _DEPENDENCY_SERIES:
+            if pattern.search(name):
+                rng(f"{purpose}:{ns}", query.format(series=f"{name}{{{sel}}}"))
+                break
     if SIGNALS["throttled"] in names and SIGNALS["cfs_periods"] in names:
         # a dependency held back by its CPU limit answers slowly whatever its pods say
         rng(f"throttling:{ns}", throttling_query(sel))

@@ -194,11 +194,13 @@ def test_scenario_nodes_are_the_scenarios_own() -> None:
 
 
 def test_small_fixtures_except_where_the_scenario_needs_big_ones() -> None:
+    # a handful of pods per workload: enough for a scale-up from 2 to 4, few enough that a
+    # cold run loads the whole corpus onto the fake nodes in minutes
     for scenario in ALL:
         for obj in scenario.objects:
             replicas = (obj.get("spec") or {}).get("replicas")
             if replicas is not None:
-                assert 0 <= replicas <= 3, scenario.name
+                assert 0 <= replicas <= 5, scenario.name
 
 
 def test_alerts_render_as_alertmanager_webhook_payloads() -> None:

@@ -18,7 +18,7 @@ from tools.read import shapes_kinds
 from triage.agent.planners.rules import meanings, text
 from triage.agent.planners.rules.analyzers.metrics import _UNROUTED
 from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
-from triage.agent.planners.rules.analyzers.scheduling import _amount, _scaled
+from triage.agent.planners.rules.analyzers.scheduling import _EXCEEDED, _LIMIT, _amount, _scaled
 from triage.agent.planners.rules.analyzers.workloads import _duration
 from triage.agent.planners.rules.reads import METRICS_API
 
@@ -293,3 +293,38 @@ def test_a_request_no_route_matched_is_read_with_its_path(line: str, path: str |
         assert got is None or not got.endswith("/")
     else:
         assert got == path
+
+
+# A resource's name is a qualified name: cpu, ephemeral-storage, hugepages-2Mi, nvidia.com/gpu,
+# example.com/foo-bar. The LimitRanger and the quota admission plugin print it as it is.
+_label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True)
+resource = st.one_of(
+    st.sampled_from(["cpu", "memory", "ephemeral-storage", "storage", "hugepages-2Mi"]),
+    st.builds(lambda d, n: f"{d}.com/{n}", _label, _label),
+)
+
+
+@given(
+    what=resource,
+    per=st.sampled_from(["Container", "Pod"]),
+    bound=st.sampled_from(["minimum", "maximum"]),
+)
+def test_a_limit_ranges_bound_is_read_for_any_resource(what: str, per: str, bound: str) -> None:
+    message = f'pods "x-1" is forbidden: {bound} {what} usage per {per} is 1Gi, but limit is 2Gi'
+    m = _LIMIT.search(message)
+    assert m is not None
+    assert (m.group("what"), m.group("max"), m.group("got")) == (what, "1Gi", "2Gi")
+    ratio = _LIMIT.search(f"{what} max limit to request ratio per {per} is 4, but provided")
+    assert ratio is not None
+    assert (ratio.group("rwhat"), ratio.group("ratio")) == (what, "4")
+
+
+@given(what=resource, field=st.sampled_from(["requests.", "limits.", ""]))
+def test_the_quota_a_refusal_names_is_read_for_any_resource(what: str, field: str) -> None:
+    message = (
+        f"exceeded quota: q, requested: {field}{what}=2, used: {field}{what}=3, "
+        f"limited: {field}{what}=4"
+    )
+    m = _EXCEEDED.search(message)
+    assert m is not None
+    assert m.group("what") == f"{field}{what}"

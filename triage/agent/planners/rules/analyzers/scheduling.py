@@ -541,11 +541,13 @@ def _qty(value: str) -> float:
 _QUOTA = re.compile(r"(?:exceeded|failed) quota: (?P<quota>[\w.-]+)", re.I)
 _MUST_SPECIFY = re.compile(r"(?P<resource>[\w./-]+) for: (?P<containers>[\w.,-]+)")
 # The LimitRanger admission plugin's words: a bound per container or pod, and what was asked.
+# A resource's name is a qualified name (cpu, ephemeral-storage, hugepages-2Mi, nvidia.com/gpu).
+_RESOURCE = r"[A-Za-z0-9](?:[\w./-]*[A-Za-z0-9])?"
 _LIMIT = re.compile(
-    r"(?P<bound>minimum|maximum) (?P<what>\w+) usage per (?P<per>Container|Pod|"
+    rf"(?P<bound>minimum|maximum) (?P<what>{_RESOURCE}) usage per (?P<per>Container|Pod|"
     r"PersistentVolumeClaim) is "
     r"(?P<max>[^,\s\]]+)(, but (?P<which>request|limit) is (?P<got>[^,\s\]]+))?"
-    r"|(?P<rwhat>\w+) max limit to request ratio per (?P<rper>Container|Pod) is "
+    rf"|(?P<rwhat>{_RESOURCE}) max limit to request ratio per (?P<rper>Container|Pod) is "
     r"(?P<ratio>[^,\s\]]+)",
     re.I,
 )
@@ -681,7 +683,8 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     )
 
 
-_EXCEEDED = re.compile(r"limited: (?P<what>[\w./]+)=")
+_SUMMED = ("cpu", "memory", "ephemeral-storage")  # quota resources summed over pods
+_EXCEEDED = re.compile(rf"limited: (?P<what>{_RESOURCE})=")
 
 
 def _used_by(ctx: Ctx, message: str) -> str:
@@ -695,7 +698,7 @@ def _used_by(ctx: Ctx, message: str) -> str:
         return _counted_by(ctx, what)
     field, _, resource = what.rpartition(".")
     field = field or "requests"
-    if field not in ("requests", "limits") or resource not in ("cpu", "memory"):
+    if field not in ("requests", "limits") or resource not in _SUMMED:
         return ""
     measure = quantities.cpu_cores if resource == "cpu" else quantities.quantity_bytes
     totals: dict[str, list[float]] = {}

@@ -10,6 +10,7 @@ An alert's labels (namespace, pod, deployment, service, …) name the focus too.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -110,7 +111,15 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
 
     refs: list[Ref] = []
     unresolved: list[Workload] = []
+    compounds = _compounds(goal.words.lower(), names)
+    for compound in compounds:
+        refs.extend(r for r in named(compound) if r.kind != "Pod")
+    # a word that is part of a name the words spell out is not a name of its own: in
+    # "the orders-pg backup failed", orders-pg (a StatefulSet) is not what was asked about
+    within = {part for compound in compounds for part in _parts(compound)}
     for w in goal.scope.workloads:
+        if w.name in within and not w.kind:
+            continue
         found = named(w.name)
         if w.kind:
             found = [r for r in found if r.kind == w.kind] or found
@@ -137,7 +146,7 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
     # "checkout"): the cluster decides what is a name, not the shape of the word.
     asked = {w.name for w in goal.scope.workloads}
     for word in dict.fromkeys(_WORD.findall(goal.words.lower())):
-        if word not in asked and word in names and word != ns:
+        if word not in asked and word in names and word != ns and word not in within:
             refs.extend(r for r in named(word) if r.kind != "Node" or "-" in word)
     alert = goal.alert
     if alert is not None:
@@ -153,6 +162,43 @@ def resolve(goal: Goal, facts: Facts, ns: str) -> tuple[list[Ref], list[Workload
             existing = named(value)
             refs.extend([r for r in existing if r.kind == kind] or existing)
     return list(dict.fromkeys(refs)), unresolved
+
+
+MAX_COMPOUND = 4  # words of a name written with spaces for its hyphens
+
+
+def _compounds(words: str, names: Names) -> list[str]:
+    """Names the words spell with spaces where the name has hyphens ("the orders-pg backup"
+    for the CronJob orders-pg-backup, "search delta indexer"): runs of words separated by
+    blanks only, joined with hyphens, that are exactly the name of something listed — the
+    longest run first, and a run inside a longer match is not a match of its own."""
+    tokens = list(_WORD.finditer(words))
+    out: list[str] = []
+    taken: set[int] = set()
+    for size in range(MAX_COMPOUND, 1, -1):
+        for i in range(len(tokens) - size + 1):
+            run = tokens[i : i + size]
+            if taken.intersection(range(i, i + size)):
+                continue
+            if not all(words[a.end() : b.start()].isspace() for a, b in itertools.pairwise(run)):
+                continue
+            joined = "-".join(m.group(0) for m in run)
+            if any(kind != "Pod" for kind, _ in names.get(joined, ())):
+                out.append(joined)
+                taken.update(range(i, i + size))
+    return out
+
+
+def _parts(compound: str) -> set[str]:
+    """Every run of a compound name's hyphen-separated parts shorter than the whole:
+    orders-pg-backup -> orders, pg, backup, orders-pg, pg-backup."""
+    bits = compound.split("-")
+    return {
+        "-".join(bits[i:j])
+        for i in range(len(bits))
+        for j in range(i + 1, len(bits) + 1)
+        if j - i < len(bits)
+    }
 
 
 def build(goal: Goal, facts: Facts, ns: str, now: float) -> Ctx:

@@ -350,10 +350,13 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
     rising = symptoms(ctx)
     failing = _unhandled_failures(ctx)
     erring = _error_ratio_now(ctx)
-    if troubled or ranked or rising or failing or erring > ERROR_RATIO_FLOOR:
+    falling = _short(ctx)
+    if troubled or ranked or rising or failing or falling or erring > ERROR_RATIO_FLOOR:
         seen = (
             f"{len(troubled)} unhealthy pod(s) of what was asked about (e.g. {troubled[0]['name']})"
             if troubled
+            else falling[0]
+            if falling and not ranked
             else f"the {rising[0][0]} rose"
             if rising
             else f"{erring:.1%} of requests fail now"
@@ -389,6 +392,43 @@ def _error_ratio_now(ctx: Ctx) -> float:
             if values:
                 return float(values[-1])
     return 0.0
+
+
+def _short(ctx: Ctx) -> list[str]:
+    """What the asked-about controllers say is wrong whatever their pods say: a Deployment or
+    StatefulSet with fewer replicas available than asked (no pod at all, when admission
+    refuses every one), a DaemonSet short of the nodes it should run on, a Job that failed.
+    None of them is "no fault"; a rollout waiting out minReadySeconds with every pod Ready is
+    (reasons.rollouts_explained says why)."""
+    facts, ns = ctx.facts, ctx.ns
+    out = []
+    for d in facts.deployments(ns)[0]:
+        asked = d["replicas"] or 0
+        baking = int(d.get("min_ready_s") or 0) and d["ready"] >= asked
+        if ctx.in_focus(ctx.ref("Deployment", d["name"])) and d["available"] < asked and not baking:
+            out.append(f"Deployment {d['name']} has {d['available']} of {asked} replicas available")
+    for x in facts.statefulsets(ns)[0]:
+        if ctx.in_focus(ctx.ref("StatefulSet", x["name"])) and x["ready"] < (x["replicas"] or 0):
+            out.append(f"StatefulSet {x['name']} has {x['ready']} of {x['replicas']} ready")
+    for ds in facts.daemonsets(ns)[0]:
+        if ctx.in_focus(ctx.ref("DaemonSet", ds["name"])) and ds["ready"] < ds["desired"]:
+            out.append(f"DaemonSet {ds['name']} runs {ds['ready']} ready of {ds['desired']} pods")
+    for job in facts.jobs(ns)[0]:
+        owner = job["owner"]
+        asked_job = ctx.in_focus(ctx.ref("Job", job["name"])) or (
+            owner is not None and ctx.in_focus(ctx.ref(str(owner["kind"]), str(owner["name"])))
+        )
+        failed = next(
+            (
+                c
+                for c in job["conditions"]
+                if c.get("type") == "Failed" and c.get("status") == "True"
+            ),
+            None,
+        )
+        if asked_job and failed is not None:
+            out.append(f"Job {job['name']} failed ({failed.get('reason') or 'Failed'})")
+    return out
 
 
 def _unhandled_failures(ctx: Ctx) -> list[tuple[str, str]]:

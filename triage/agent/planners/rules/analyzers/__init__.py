@@ -55,6 +55,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("access.cloud_refusals", access.cloud_refusals),
     ("storage.pvc_pending", storage.pvc_pending),
     ("storage.volume_full", storage.volume_full),
+    ("storage.own_storage_limit", storage.own_storage_limit),
     ("metrics.regression", metrics.regression),
     ("metrics.throttling", metrics.throttling),
     ("metrics.dependency_throttled", metrics.dependency_throttled),

@@ -391,3 +391,144 @@ def volume_full(ctx: Ctx) -> list[Finding]:
                 )
             )
     return out
+
+
+# The kubelet's words when a pod outgrows its own local-storage limit (its eviction manager's
+# per-pod checks): the node is not short of disk, the pod's own bound is met.
+_OWN_LIMIT = re.compile(
+    r'Usage of EmptyDir volume "(?P<volume>[^"]+)" exceeds the limit "(?P<vlimit>[^"]+)"'
+    r'|Container (?P<container>\S+) exceeded its local ephemeral storage limit "(?P<climit>[^"]+)"'
+    r"|Pod ephemeral local storage usage exceeds the total limit of containers (?P<plimit>\S+?)"
+    r"\.?(?:\s|$)"
+)
+_SIZE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]i?B?)(?![\w])")
+
+
+def _sizes(line: str) -> float:
+    """The largest size a log line states, in bytes (0 when it states none)."""
+    best = 0.0
+    for m in _SIZE.finditer(line):
+        unit = m.group("u").removesuffix("B")  # 5.3 GB -> 5.3G, 1.1 GiB -> 1.1Gi
+        best = max(best, quantities.quantity_bytes(f"{m.group('n')}{unit}") or 0.0)
+    return best
+
+
+def _writes_to(ctx: Ctx, pod: p.Pod, paths: dict[str, str]) -> tuple[list[str], str | None]:
+    """What the pod's own log says it put on the paths (`paths`: container -> mount path; ""
+    for anywhere): the lines naming them that state a size, largest first."""
+    said: list[tuple[float, str]] = []
+    lid = None
+    for container, path in paths.items():
+        for previous in (False, True):
+            log, eid = ctx.facts.logs(ctx.ns, pod["name"], container, previous)
+            for line in log:
+                size = _sizes(line)
+                if size and (not path or path in line):
+                    said.append((size, line))
+                    lid = lid or eid
+    said.sort(key=lambda x: -x[0])
+    return list(dict.fromkeys(line for _, line in said))[:2], lid
+
+
+def own_storage_limit(ctx: Ctx) -> list[Finding]:
+    """Pods the kubelet evicted for outgrowing a local-storage bound of their own — an
+    emptyDir's sizeLimit, a container's ephemeral-storage limit, their sum over the pod —
+    with what the pod's log says it wrote there. The node's disk is not the cause: that
+    eviction is told 'The node was low on resource' (the nodes analyzer's)."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    for pod in ctx.focus_pods:
+        m = _OWN_LIMIT.search(str(pod["message"] or ""))
+        ref = ctx.workload_ref(pod)
+        if m is None or pod["reason"] != "Evicted" or str(ref) in seen:
+            continue
+        seen.add(str(ref))
+        evicted = [
+            x for x in ctx.focus_pods if ctx.workload_ref(x) == ref and x["reason"] == "Evicted"
+        ]
+        mounts = {
+            c["name"]: path
+            for c in pod["containers"]
+            for mount in (c["spec"]["mounts"] if c["spec"] else [])
+            for vol, _, path in [mount.partition(" -> ")]
+            if m.group("volume") and vol == m.group("volume")
+        }
+        if m.group("volume"):
+            volume = next((v for v in pod["volumes"] if v.get("name") == m.group("volume")), None)
+            where = ", ".join(f"{c} at {path}" for c, path in mounts.items())
+            bound = (
+                f"emptyDir volume {m.group('volume')}'s sizeLimit {m.group('vlimit')}"
+                + (f" (mounted by {where})" if where else "")
+                + (f", medium {volume['medium']}" if volume and volume.get("medium") else "")
+            )
+            paths = mounts or {c["name"]: "" for c in pod["containers"]}
+        elif m.group("container"):
+            bound = (
+                f"container {m.group('container')}'s ephemeral-storage limit "
+                f"{m.group('climit')} (its writable layer, logs and disk-backed emptyDirs)"
+            )
+            paths = {m.group("container"): ""}
+        else:
+            bound = (
+                f"the pod's ephemeral-storage limit {m.group('plimit')} (its containers' "
+                "limits summed)"
+            )
+            paths = {c["name"]: "" for c in pod["containers"]}
+        wrote, lid = _writes_to(ctx, pod, paths)
+        node_ok = _node_has_no_disk_pressure(ctx, pod)
+        cause = (
+            f"{ref.name} writes more than {bound} allows, so the kubelet evicts its pods"
+            + (f"; its log: {'; '.join(short(x, 160) for x in wrote)}" if wrote else "")
+            + (
+                f" (node {pod['node']} is not short of disk: the bound is the pod's own)"
+                if node_ok
+                else ""
+            )
+        )
+        said = short(str(pod["message"]), 200)
+        out.append(
+            Finding(
+                cls=CauseClass.VOLUME_FULL,
+                cause=cause,
+                summary=f"{ref.name}'s pods are evicted for outgrowing {bound.split(' (')[0]}",
+                impact=f"{ref.name}'s pods are killed before they finish.",
+                chain=chain(
+                    link(
+                        S,
+                        f"{len(evicted)} pod(s) of {ref.name} Evicted (e.g. {pod['name']}).",
+                        pods_id,
+                        about=ctx.pod_ref(pod),
+                    ),
+                    link(
+                        M,
+                        f"The kubelet says: {said}",
+                        pods_id,
+                        about=ctx.pod_ref(pod),
+                        facts=(
+                            fact(
+                                "k8s.pods",
+                                f"[name={pod['name']}].message",
+                                "contains",
+                                m.group(0).strip()[:120],
+                                namespace=ctx.ns,
+                            ),
+                        ),
+                    ),
+                    link(C, cause[0].upper() + cause[1:] + ".", pods_id, lid, about=ref),
+                ),
+                explains={str(ref), *(str(ctx.pod_ref(x)) for x in evicted)},
+                follow_ups=[
+                    f"Raise {bound.split(' (')[0]} to what {ref.name} writes, or make it write "
+                    "less there (or to a PersistentVolumeClaim sized for it)."
+                ],
+            )
+        )
+    return out
+
+
+def _node_has_no_disk_pressure(ctx: Ctx, pod: p.Pod) -> bool:
+    node = next((n for n in ctx.facts.nodes()[0] if n["name"] == pod["node"]), None)
+    return node is not None and not any(
+        c.get("type") == "DiskPressure" and c.get("status") == "True" for c in node["conditions"]
+    )

@@ -350,7 +350,13 @@ def _affinity(spec: Json) -> list[str]:
             out.append(f"node {expr.get('key')} {expr.get('operator')} {values}".strip())
     for c in spec.get("topologySpreadConstraints") or []:
         if c.get("whenUnsatisfiable") == "DoNotSchedule":
-            out.append(f"spread maxSkew {c.get('maxSkew')} per {c.get('topologyKey')}")
+            labels = get(c, "labelSelector", "matchLabels") or {}
+            sel = ",".join(f"{k}={v}" for k, v in labels.items())
+            out.append(
+                f"spread maxSkew {c.get('maxSkew')} per {c.get('topologyKey')}"
+                + (f" minDomains {c['minDomains']}" if c.get("minDomains") else "")
+                + (f" of {sel}" if sel else "")
+            )
     return out
 
 

@@ -123,6 +123,7 @@ def pending(ctx: Ctx) -> list[Finding]:
                 )
                 + _why_not(pod, nodes)
                 + _no_peer(ctx, pod)
+                + (_spread_full(ctx, pod, nodes) if "topology spread" in msg else "")
             )
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
         fit = usable(ctx, pod, nodes)
@@ -527,6 +528,56 @@ def _why_not(pod: p.Pod, nodes: list[p.Node]) -> str:
         if taints:
             blocked.append(f"{n['name']} has taint {', '.join(taints)}, which it does not tolerate")
     return f"; {'; '.join(blocked)}" if blocked else ""
+
+
+_SPREAD = re.compile(
+    r"spread maxSkew (?P<skew>\d+) per (?P<key>\S+)(?: minDomains (?P<min>\d+))?"
+    r"(?: of (?P<sel>\S+))?"
+)
+_DOMAIN_WORDS = {"topology.kubernetes.io/zone": "zone", "kubernetes.io/hostname": "node"}
+
+
+def _spread_full(ctx: Ctx, pod: p.Pod, nodes: list[p.Node]) -> str:
+    """Why a DoNotSchedule topology spread constraint with more minDomains than the pod's nodes
+    span refuses every node, counted as the scheduler counts it: the domains of the nodes the pod's nodeSelector allows (taints do not
+    remove a domain: nodeTaintsPolicy defaults to Ignore), the pods its labelSelector matches in
+    each, and the global minimum — taken as 0 while there are fewer domains than minDomains, so
+    that each domain may then hold at most maxSkew pods."""
+    out = []
+    allowed = [
+        n for n in nodes if all(n["labels"].get(k) == v for k, v in pod["node_selector"].items())
+    ]
+    for m in (_SPREAD.fullmatch(a) for a in pod["affinity"]):
+        if m is None or not m.group("sel"):
+            continue
+        key, skew = m.group("key"), int(m.group("skew"))
+        minimum = int(m.group("min") or 1)
+        want = dict(kv.partition("=")[::2] for kv in m.group("sel").split(","))
+        domain_of = {n["name"]: n["labels"][key] for n in allowed if key in n["labels"]}
+        counts = dict.fromkeys(sorted(set(domain_of.values())), 0)
+        for x in ctx.facts.pods(ctx.ns)[0]:
+            node = x["node"] or ""
+            placed = node in domain_of and x["phase"] in ("Pending", "Running")
+            if placed and all(x["labels"].get(k) == v for k, v in want.items()):
+                counts[domain_of[node]] += 1
+        if not counts:
+            continue
+        word = _DOMAIN_WORDS.get(key, f"{key} domain")
+        if len(counts) >= minimum or any(c + 1 <= skew for c in counts.values()):
+            # with minDomains met the least-used domain always has room (its skew is 1), and
+            # below it the global minimum is 0: what refuses the pod is elsewhere
+            continue
+        held = ", ".join(f"{d} with {c} pod{'s' if c != 1 else ''}" for d, c in counts.items())
+        out.append(
+            f"its topology spread constraint on {key} (maxSkew {skew}, whenUnsatisfiable "
+            f"DoNotSchedule, minDomains {minimum}) counts the nodes it may use in only "
+            f"{len(counts)} {word}{'s' if len(counts) != 1 else ''} ({held}), fewer than "
+            f"minDomains {minimum}: the scheduler then takes the global minimum as 0, so each "
+            f"{word} may hold at most maxSkew = {skew} pod{'s' if skew != 1 else ''}, and every "
+            f"one is full — a node in another {word} (or minDomains lowered to {len(counts)}) "
+            "lets it schedule"
+        )
+    return f"; {'; '.join(out)}" if out else ""
 
 
 def _qty(value: str) -> float:

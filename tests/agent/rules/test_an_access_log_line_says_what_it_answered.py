@@ -40,3 +40,25 @@ def test_other_numbers_are_not_an_answer(n: int, path: str) -> None:
         f"code={n * 10 + 10000}",  # an application's own five-digit error code
     ):
         assert answered(line) is None, line
+
+
+methods = st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+
+
+@given(code=codes, method=methods, path=paths, ms=other, prefix=st.sampled_from(["", "INFO  "]))
+def test_method_path_status_in_a_row(
+    code: int, method: str, path: str, ms: int, prefix: str
+) -> None:
+    # Next.js, morgan's dev format, and the many servers that print the three in a row
+    for line in (
+        f"{prefix}{method} {path} {code} in {ms}ms",
+        f"{prefix}{method} {path} {code} {ms}.5 ms - {ms}",
+        f"{prefix}{method} {path} {code} {ms}ms",
+    ):
+        assert answered(line) == code, line
+
+
+@given(method=methods, path=paths, n=st.integers(1000, 99999))
+def test_a_number_after_a_path_that_is_no_status(method: str, path: str, n: int) -> None:
+    assert answered(f"{method} {path} {n} rows") is None
+    assert answered(f"{method} {path} {n // 100}.html") is None

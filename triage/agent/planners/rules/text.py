@@ -581,7 +581,7 @@ _SERVER_ERROR = re.compile(
 def server_error(text: str) -> int | None:
     """The 5xx status a line quotes a server answering with, or None."""
     m = _SERVER_ERROR.search(text.replace("\\n", " "))  # a JSON log's escaped newlines
-    return int(m.group("a") or m.group("b")) if m else None
+    return int(m.group("a") or m.group("b") or m.group("c")) if m else None
 
 
 def server_in(text: str) -> tuple[str, int] | None:
@@ -596,7 +596,7 @@ def port_in(text: str) -> int | None:
     """The port a line says it tried when it names only an address ("10.96.41.17:5433",
     'at "10.96.41.17", port 5433')."""
     m = _PORT.search(text)
-    return int(m.group("a") or m.group("b")) if m else None
+    return int(m.group("a") or m.group("b") or m.group("c")) if m else None
 
 
 def service_of(host: str, namespace: str) -> tuple[str, str] | None:
@@ -759,12 +759,16 @@ def missing_config_key(message: str) -> tuple[str, str | None] | None:
 
 
 # The status an access-log line says the server answered with: a JSON field (status, code,
-# statusCode, status_code, response_code, nested res.statusCode), logfmt (status=404), or the
-# common log format's `"GET /x HTTP/1.1" 404`.
+# statusCode, status_code, response_code, nested res.statusCode), logfmt (status=404), the
+# common log format's `"GET /x HTTP/1.1" 404`, or the method, path and status that dev servers
+# and middlewares print in a row (Next.js `POST /v2/quotes 404 in 6ms`, morgan's `GET /x 404
+# 1.2 ms - 9`, `GET /x 200 12ms`).
+_METHOD = r"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)"
 _ANSWERED = re.compile(
     r"[\"']?(?:status(?:_?code)?|statusCode|response_code|code)[\"']?\s*[:=]\s*[\"']?"
     r"(?P<a>[1-5]\d\d)\b(?![.\d])"
-    r"|\"[A-Z]+ \S+ HTTP/\d(?:\.\d)?\" (?P<b>[1-5]\d\d)\b",
+    r"|\"[A-Z]+ \S+ HTTP/\d(?:\.\d)?\" (?P<b>[1-5]\d\d)\b"
+    rf"|(?<![\w-])(?-i:{_METHOD}) /\S* (?P<c>[1-5]\d\d)(?![\w.:/-])",
     re.I,
 )
 
@@ -772,4 +776,4 @@ _ANSWERED = re.compile(
 def answered(line: str) -> int | None:
     """The HTTP status a server's access-log line says it answered a request with, or None."""
     m = _ANSWERED.search(line)
-    return int(m.group("a") or m.group("b")) if m else None
+    return int(m.group("a") or m.group("b") or m.group("c")) if m else None

@@ -538,11 +538,12 @@ _DOMAIN_WORDS = {"topology.kubernetes.io/zone": "zone", "kubernetes.io/hostname"
 
 
 def _spread_full(ctx: Ctx, pod: p.Pod, nodes: list[p.Node]) -> str:
-    """Why a DoNotSchedule topology spread constraint with more minDomains than the pod's nodes
-    span refuses every node, counted as the scheduler counts it: the domains of the nodes the pod's nodeSelector allows (taints do not
-    remove a domain: nodeTaintsPolicy defaults to Ignore), the pods its labelSelector matches in
-    each, and the global minimum — taken as 0 while there are fewer domains than minDomains, so
-    that each domain may then hold at most maxSkew pods."""
+    """Why a DoNotSchedule topology spread constraint with more minDomains than the pod's
+    nodes span refuses every node, counted as the scheduler counts it: the domains of the nodes
+    the pod's nodeSelector allows (taints do not remove a domain: nodeTaintsPolicy defaults to
+    Ignore), the pods its labelSelector matches in each, and the global minimum — taken as 0
+    while there are fewer domains than minDomains, so that each domain may then hold at most
+    maxSkew pods."""
     out = []
     allowed = [
         n for n in nodes if all(n["labels"].get(k) == v for k, v in pod["node_selector"].items())

@@ -29,7 +29,13 @@ from tools.read.kube_kinds import routes_host
 from triage.agent.planners.base import ToolCall
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import Ref, pods_behind, series_values, workload_of
+from triage.agent.planners.rules.facts import (
+    Ref,
+    pods_behind,
+    selects,
+    series_values,
+    workload_of,
+)
 from triage.core.models import Goal
 
 MAX_LOG_WORKLOADS = 4
@@ -132,6 +138,36 @@ def logs(ctx: Ctx) -> list[ToolCall]:
     return out
 
 
+MAX_NEIGHBOURS = 2
+
+
+def fenced_neighbours(ctx: Ctx) -> list[p.Pod]:
+    """One running pod of each other workload of the namespace, when the pods asked about are
+    Ready and an ingress NetworkPolicy selects them: their callers may be the ones it drops,
+    and only a caller's own log says so (the callee never sees the connection)."""
+    if ctx.whole_namespace:
+        return []
+    policies, _ = ctx.facts.network_policies(ctx.ns)
+    fenced = [
+        x
+        for x in ctx.focus_pods
+        if x["ready"]
+        and any(
+            "Ingress" in pol["types"]
+            and (not pol["pod_selector"] or selects(pol["pod_selector"], x["labels"]))
+            for pol in policies
+        )
+    ]
+    if not fenced:
+        return []
+    asked = {workload_of(x) for x in ctx.focus_pods}
+    out: dict[tuple[str, str], p.Pod] = {}
+    for x in ctx.facts.pods(ctx.ns)[0]:
+        if x["phase"] == "Running" and workload_of(x) not in asked:
+            out.setdefault(workload_of(x), x)
+    return list(out.values())[:MAX_NEIGHBOURS]
+
+
 def _needs_nodes(ctx: Ctx) -> bool:
     pods, _ = ctx.facts.pods(ctx.ns)
     if any(x["phase"] in ("Pending", "Unknown") or x["reason"] == "Evicted" for x in pods):
@@ -163,6 +199,11 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     facts, ns = ctx.facts, ctx.ns
     follow_dependencies(ctx)
     out = logs(ctx)
+    for pod in fenced_neighbours(ctx):
+        out += [
+            call("k8s.logs", namespace=ns, pod=pod["name"], container=c["name"])
+            for c in pod["containers"][:1]
+        ]
     if _needs_nodes(ctx):
         out.append(call("k8s.nodes"))
     else:
@@ -701,10 +742,14 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
     ("connection to server at 10.96.41.17, port 5433 failed") is matched with the hosts the
     same log or the container's settings name (on that port, when the line gives one)."""
     out: dict[tuple[str, str], tuple[str, str, int | None, str]] = {}
+    asked = {x["name"] for x in ctx.focus_pods}
     for ev in ctx.facts.all("k8s.logs"):
         # the logs of the namespace asked about: a dependency's own logs are its hop's (in a
-        # hop's context, its own namespace's are; a caller's line is not the dependency's)
+        # hop's context, its own namespace's are; a caller's line is not the dependency's),
+        # and of the pods asked about (a neighbour's failed call is its own, not theirs)
         if not ev.ok or ev.args.get("namespace") != ctx.ns:
+            continue
+        if asked and ev.args.get("pod") not in asked:
             continue
         ns = ctx.ns
         log = [str(x) for x in ev.data or []]

@@ -49,6 +49,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("dependencies.dependencies", dependencies.dependencies),
     ("dependencies.addresses_dropped", dependencies.addresses_dropped),
     ("dependencies.scrapes", dependencies.scrapes),
+    ("dependencies.callers_dropped", dependencies.callers_dropped),
     ("autoscaling.hpas", autoscaling.hpas),
     ("nodes.nodes", nodes.nodes),
     ("access.rbac", access.rbac),

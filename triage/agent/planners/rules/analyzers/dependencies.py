@@ -21,7 +21,7 @@ from triage.agent.planners.rules.facts import (
     nearly_selects,
     selects,
 )
-from triage.agent.planners.rules.reads import hosts_failing, vanished_workloads
+from triage.agent.planners.rules.reads import fenced_neighbours, hosts_failing, vanished_workloads
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, LinkRole
 
@@ -669,6 +669,80 @@ def scrapes(ctx: Ctx) -> list[Finding]:
             ],
         )
     ]
+
+
+def callers_dropped(ctx: Ctx) -> list[Finding]:
+    """The pods asked about are Ready, and a neighbour of their namespace fails to connect to
+    their Service (its own log: a timeout or refusal naming the Service) while no ingress rule
+    of the policies selecting them admits that neighbour: the callee is healthy, the policy
+    drops its callers. A peer whose namespaceSelector and podSelector share one `from` entry
+    is read as Kubernetes reads it — both must match — and said so when that is why."""
+    out: list[Finding] = []
+    policies, nid = ctx.facts.network_policies(ctx.ns)
+    services, _ = ctx.facts.services(ctx.ns)
+    own = ctx.facts.get("k8s.namespace", namespace=ctx.ns)
+    own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
+    labels = own_labels if isinstance(own_labels, dict) else None
+    for client in fenced_neighbours(ctx):
+        caller = ctx.workload_ref(client)
+        for target in (x for x in ctx.focus_pods if x["ready"]):
+            svc = next(
+                (v for v in services if v["selector"] and selects(v["selector"], target["labels"])),
+                None,
+            )
+            if svc is None:
+                continue
+            blocker = _ingress_blocks(policies, target, client, True, labels)
+            if blocker is None:
+                continue
+            named = re.compile(rf"(?<![\w-]){re.escape(svc['name'])}(?![\w-])")
+            ip = svc.get("cluster_ip")
+            lines, lid = [], None
+            for c in client["containers"][:1]:
+                log, lid = ctx.facts.logs(ctx.ns, client["name"], c["name"], False)
+                lines = [
+                    ln
+                    for ln in log
+                    if text.family(ln) is text.Family.CONNECTION
+                    and (named.search(ln) or (ip and ip in ln))
+                ]
+            if not lines:
+                continue
+            callee = ctx.workload_ref(target)
+            anded = [
+                peer
+                for peers in blocker["ingress"]
+                for peer in peers
+                if peer.get("pods")
+                and "namespaces" in peer
+                and selects(peer["pods"] or {}, client["labels"])
+                and labels is not None
+                and not selects(peer["namespaces"], labels)
+            ]
+            cause = (
+                f"NetworkPolicy {blocker['name']} admits ingress to {callee.name}'s pods only "
+                f"from {_peers_text(blocker)}, which {caller.name}'s pods (labels "
+                f"{_labels(client['labels'])}, in {ctx.ns}) are not, so {caller.name}'s calls "
+                f"to Service {svc['name']} are dropped"
+                + (
+                    f": the entry's namespaceSelector ({_labels(anded[0]['namespaces'])}) and "
+                    f"podSelector ({_labels(anded[0].get('pods'))}) are one `from` peer, which "
+                    "Kubernetes ANDs — pods so labelled in such namespaces only, not "
+                    f"{caller.name} in its own namespace; as two peers (two `-` items) they "
+                    "would be ORed"
+                    if anded
+                    else ""
+                )
+            )
+            symptom = link(
+                S,
+                f"{caller.name} cannot connect to {svc['name']}: {short(lines[-1], 200)}",
+                lid,
+                about=caller,
+            )
+            out.append(_policy(ctx, caller, symptom, blocker, nid, cause, callee))
+            break
+    return out
 
 
 def _no_such_service(

@@ -1,0 +1,86 @@
+"""A Service whose pods are healthy, behind an ingress NetworkPolicy that does not admit the
+neighbour calling it: only the caller's own log shows the failure (the callee never sees the
+connection), so the caller's log is read and the policy's rules are evaluated as Kubernetes
+evaluates them — a namespaceSelector and a podSelector in one `from` peer must both match,
+as two peers either may."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from triage.app import App, Request
+from triage.core.bundles import Bundle, demo_dir
+from triage.core.causes import CauseClass
+from triage.core.models import RCADraft
+from triage.core.settings import Settings, StateSettings
+
+NS = "scn-healthy"
+CALLER = "storefront-5d9c7b8f4-x2kqp"
+_AND = [[{"namespaces": {"team": "monitoring"}, "pods": {"app": "storefront"}}]]
+_OR = [[{"namespaces": {"team": "monitoring"}}, {"pods": {"app": "storefront"}}]]
+_TIMEOUT = (
+    '{"level":"error","msg":"stock lookup failed","err":"dial tcp 10.96.12.7:8080: i/o '
+    'timeout","url":"http://inventory-service:8080/v1/stock/sku-1"}'
+)
+
+
+def _answer(tmp_path: Path, peers: list[list[dict[str, Any]]], caller_log: list[str]) -> RCADraft:
+    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    for c in recorded["calls"]:
+        result = c["result"]
+        if c["tool"] == "k8s.pods":
+            caller = copy.deepcopy(result["data"][0])
+            caller.update(name=CALLER, labels={"app": "storefront"})
+            caller["owner"] = {"kind": "ReplicaSet", "name": "storefront-5d9c7b8f4"}
+            result["data"].append(caller)
+        elif c["tool"] == "k8s.network_policies":
+            result["status"] = "ok"
+            result["data"] = [
+                {
+                    "name": "inventory-ingress",
+                    "pod_selector": {"app": "inventory-service"},
+                    "types": ["Ingress"],
+                    "ingress": peers,
+                    "ingress_ports": [["TCP/8080"]],
+                    "egress": [],
+                    "egress_ports": [],
+                }
+            ]
+    args = {"namespace": NS, "pod": CALLER, "container": "app"}
+    log = next(c for c in recorded["calls"] if c["tool"] == "k8s.logs")
+    result = {**copy.deepcopy(log["result"]), "args": args, "data": caller_log}
+    recorded["calls"].append({"tool": "k8s.logs", "args": args, "result": result})
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(recorded))
+    bundle = Bundle.read(path)
+    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
+    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
+    assert run.best.draft is not None
+    return run.best.draft
+
+
+def _said(draft: RCADraft) -> str:
+    return " ".join([draft.title, *(c.text for c in draft.root_cause)])
+
+
+def test_one_peer_with_both_selectors_drops_the_caller_in_its_own_namespace(
+    tmp_path: Path,
+) -> None:
+    draft = _answer(tmp_path, _AND, ["INFO storefront listening on :3000", _TIMEOUT])
+    assert draft.root_cause_class is CauseClass.NETWORK_POLICY_BLOCKING
+    said = _said(draft)
+    for part in ("inventory-ingress", "storefront", "ANDs", "namespaceSelector"):
+        assert part in said, (part, said)
+
+
+def test_two_peers_admit_the_caller(tmp_path: Path) -> None:
+    draft = _answer(tmp_path, _OR, ["INFO storefront listening on :3000", _TIMEOUT])
+    assert draft.root_cause_class is not CauseClass.NETWORK_POLICY_BLOCKING, _said(draft)
+
+
+def test_a_caller_that_is_not_failing_is_not_blamed_on_the_policy(tmp_path: Path) -> None:
+    draft = _answer(tmp_path, _AND, ["INFO storefront listening on :3000"])
+    assert draft.root_cause_class is not CauseClass.NETWORK_POLICY_BLOCKING, _said(draft)

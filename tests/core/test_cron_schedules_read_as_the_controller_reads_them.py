@@ -101,6 +101,7 @@ def test_a_date_that_never_comes_has_no_runs_and_no_period() -> None:
         ("0 3 * * *", "daily"),
         ("0 * * * *", "hourly"),
         ("*/15 * * * *", "every 15 minutes"),
+        ("* * * * *", "every minute"),
         ("0 */6 * * *", "every 6 hours"),
     ],
 )

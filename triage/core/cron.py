@@ -155,7 +155,8 @@ def period_s(cron: Cron, after: float) -> float | None:
 def cadence_words(seconds: float) -> str:
     """'every 15 minutes', 'hourly', 'daily', 'weekly', 'monthly', 'yearly'."""
     if seconds < 3_000.0:
-        return f"every {max(1, round(seconds / 60))} minutes"
+        minutes = max(1, round(seconds / 60))
+        return "every minute" if minutes == 1 else f"every {minutes} minutes"
     for low, high, word in (
         (3_000.0, 3_700.0, "hourly"),
         (DAY_S * 0.9, DAY_S * 1.1, "daily"),

@@ -241,6 +241,13 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     if any(c["phase"] == "Pending" for c in pvcs):
         out.append(call("k8s.persistent_volumes"))  # what a claim could bind to, and why not
     out += ingress_reads(ctx)
+    for cron in facts.cronjobs(ns)[0]:
+        # the controller's Normal events say what became of its runs (SuccessfulDelete of a
+        # run Replace cut short, SawCompletedJob): read for the CronJobs asked about
+        if not ctx.whole_namespace and ctx.in_focus(ctx.ref("CronJob", cron["name"])):
+            out.append(
+                call("k8s.events", namespace=ns, object_name=cron["name"], object_kind="CronJob")
+            )
     events, _ = facts.warnings(ns)
     pods, _ = facts.pods(ns)
     stuck = ("CreateContainerConfigError", "CreateContainerError", "ContainerCreating")

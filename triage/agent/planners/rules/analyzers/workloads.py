@@ -186,6 +186,48 @@ def _off_cadence(ctx: Ctx, cron: p.CronJob) -> str | None:
     )
 
 
+def _replaced(ctx: Ctx, cron: p.CronJob) -> str | None:
+    """concurrencyPolicy Replace, runs started on time, and none finished for several periods:
+    each run is still active at the next schedule time, and the controller deletes it and
+    starts a fresh one, so a run that needs longer than the period never completes."""
+    parsed = cron_.parse(cron["schedule"])
+    scheduled, succeeded = epoch(cron["last_schedule"]), epoch(cron["last_success"])
+    if cron["concurrency_policy"] != "Replace" or parsed is None or scheduled is None:
+        return None
+    period = cron_.period_s(parsed, ctx.now)
+    if not period or ctx.now - scheduled > 2 * period:
+        return None  # not running on time: another chain
+    if succeeded is not None and scheduled - succeeded < 3 * period:
+        return None
+    deleted = [
+        e
+        for e in ctx.facts.listed(
+            "k8s.events", p.Event, namespace=ctx.ns, object_name=cron["name"], object_kind="CronJob"
+        )[0]
+        if e["reason"] == "SuccessfulDelete" or "Deleted job" in str(e["message"])
+    ]
+    if not deleted and not cron["active"]:
+        return None
+    since = (
+        f"its last success was {_ago(ctx, cron['last_success'])}"
+        if succeeded
+        else ("no run has ever succeeded")
+    )
+    return (
+        f"CronJob {cron['name']} has concurrencyPolicy Replace and runs "
+        f"{cron_.cadence_words(period)} ('{cron['schedule']}'), but a run now takes longer "
+        "than that: each run still active at the next schedule time is deleted and replaced "
+        f"by a new one, so none finishes ({since}, while it was last scheduled "
+        f"{_ago(ctx, cron['last_schedule'])})"
+        + (
+            f'; the controller says: "{short(str(deleted[0]["message"]), 120)}" '
+            f"({sum(e['count'] or 1 for e in deleted)} such deletions)"
+            if deleted
+            else ""
+        )
+    )
+
+
 def cronjobs(ctx: Ctx) -> list[Finding]:
     crons, cid = ctx.facts.cronjobs(ctx.ns)
     jobs_, jid = ctx.facts.jobs(ctx.ns)
@@ -238,6 +280,8 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
                 + f" ({last})"
             )
             facts = ()
+        elif replaced := _replaced(ctx, cron):
+            cause, facts = replaced, ()
         elif missed := _missed(ctx, cron):
             cause = (
                 f"CronJob {cron['name']} misses its runs: {short(missed, 200)}"
@@ -267,7 +311,9 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
             Finding(
                 cls=CauseClass.CRONJOB_NOT_SCHEDULED,
                 cause=cause,
-                summary=f"CronJob {cron['name']} runs no new Jobs ({last})",
+                summary=f"CronJob {cron['name']}'s runs are replaced before they finish"
+                if "concurrencyPolicy Replace" in cause
+                else f"CronJob {cron['name']} runs no new Jobs ({last})",
                 impact=f"The work of {cron['name']} ('{cron['schedule']}') is not done.",
                 chain=chain(
                     link(
@@ -296,6 +342,9 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
                 follow_ups=[
                     "Resume it (suspend: false)"
                     if cron["suspend"]
+                    else "Set concurrencyPolicy Forbid so a long run can finish (or drain the "
+                    "backlog with a one-off Job), and let the work commit its progress per batch."
+                    if "concurrencyPolicy Replace" in cause
                     else "Correct spec.schedule to the cadence the work needs."
                     if "schedule '" in cause
                     else "Stop the hung Job and add activeDeadlineSeconds to the template."

@@ -50,6 +50,14 @@ WORDINGS: list[tuple[str, Family | None]] = [
     ("socket.gaierror: [Errno -3] Temporary failure in name resolution", Family.DNS),
     ('FATAL:  password authentication failed for user "app"', Family.CREDENTIALS),
     ("WRONGPASS invalid username-password pair or user is disabled.", Family.CREDENTIALS),
+    # a server that closed the connection under its client, or refused it for want of slots
+    ("pymemcache.exceptions.MemcacheUnexpectedCloseError", Family.CONNECTION),
+    ("ERROR Too many open connections", Family.CONNECTION),
+    (
+        "psycopg2.OperationalError: server closed the connection unexpectedly",
+        Family.CONNECTION,
+    ),
+    ("write tcp 10.1.2.3:5555->10.96.0.7:6379: write: broken pipe", Family.CONNECTION),
     ("java.lang.OutOfMemoryError: Java heap space", Family.RUNTIME_OOM),
     ("MemoryError", Family.RUNTIME_OOM),
     # the JVM echoing its options names flags about memory errors, not one that happened

@@ -98,6 +98,8 @@ def request_counters(names: set[str]) -> list[str]:
 
 _CONNECTIONS = re.compile(
     r"stat_activity_count$|threads_connected$|connected_clients$|_connections_(current|active)$"
+    # memcached_exporter's, and the (current|active|open)_connections many exporters write
+    r"|(?:^|_)(current|active|open)_connections$"
 )
 
 

@@ -119,7 +119,12 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             # the Kafka client's word for a broker it could not keep a connection to
             r"(?:Bootstrap )?broker \S+ \(id: [^)]*\) disconnected|"
             # the server refused the connection for want of slots (MySQL 1040, Postgres)
-            r"too many (connections|clients)|remaining connection slots",
+            r"too many (connections|clients)|remaining connection slots|"
+            # memcached's refusal at maxconns (-c), and a server closing the connection under
+            # the client: pymemcache's MemcacheUnexpectedCloseError, libpq's "server closed the
+            # connection unexpectedly", a peer that hung up (EPIPE)
+            r"too many open connections|unexpected ?close|closed the connection unexpectedly|"
+            r"connection (?:was )?closed by (?:the )?(?:remote|peer|server)|broken pipe|EPIPE",
             re.I,
         ),
     ),

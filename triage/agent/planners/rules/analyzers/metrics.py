@@ -663,41 +663,39 @@ def saturation(ctx: Ctx) -> list[Finding]:
     words ("too many clients"), its connection count against its maximum, and who holds the
     connections — the label values of its connection gauge, matched to a workload."""
     out: list[Finding] = []
-    for svc_name, ns, _port, _line in hosts_failing(ctx)[:2]:
+    for svc_name, ns, _port, failing in hosts_failing(ctx)[:2]:
         caller_line = _caller_says(ctx, _EXHAUSTED)
         if (capped := _memory_cap(ctx, svc_name, ns)) is not None:
             out.append(capped)
             continue
         pending = [(e, s) for e in ctx.facts.purpose("pool_pending") for s in e.data or []]
         busy = [(e, s) for e, s in pending if max(series_values(s), default=0) > 0]
-        if caller_line is None and not busy:
+        used, cap, cid = _connections(ctx, ns)
+        # its own gauges say it is at the most connections it allows
+        at_cap = used is not None and cap is not None and cap > 0 and used >= cap
+        if caller_line is None and not busy and not at_cap:
             continue
         eps, _ = ctx.facts.endpoints(ns, svc_name)
         if eps is not None and not eps["ready"]:
             continue  # down, not saturated: the dependency analyzer says why
         dep = Ref("Service", ns, svc_name)
-        said = None
         svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
-        behind = {
-            x["name"]
-            for x in ctx.facts.pods(ns)[0]
-            if svc is not None and selects(svc["selector"], x["labels"])
-        }
-        for ev in ctx.facts.all("k8s.logs"):
-            if ev.ok and ev.args.get("namespace") == ns and ev.args.get("pod") in behind:
-                hit = next((str(x) for x in ev.data or [] if _REFUSED_FULL.search(str(x))), None)
-                if hit:
-                    said = (hit, ev)
-                    break
+        said = _refuses_for_want_of_room(ctx, ns, svc)
         caller_pod = next(iter(ctx.focus_pods), None)
         caller = ctx.workload_ref(caller_pod) if caller_pod else ctx.ref("Namespace", ctx.ns)
-        used, cap, cid = _connections(ctx, ns)
         holders, hid = _holders(ctx, ns)
         if caller_line is not None and _CAPACITY.search(caller_line[0]) and not holders:
             out.append(
                 _rejects_work(ctx, caller, symptom_of(caller, caller_line), dep, ns, svc, said)
             )
             continue
+        if at_cap and not holders and (seen := caller_line or _line_read(ctx, failing)):
+            level = f"{used:.0f} connections open of the {cap:.0f} it allows"
+            symptom = symptom_of(caller, seen)
+            out.append(_rejects_work(ctx, caller, symptom, dep, ns, svc, said, level, cid))
+            continue
+        if caller_line is None and not busy:
+            continue  # at its cap, but nothing here says the caller waits on it
         symptom = (
             link(
                 S, f"{caller.name}'s log: {short(caller_line[0])}", caller_line[1].id, about=caller
@@ -860,6 +858,34 @@ def symptom_of(caller: Ref, caller_line: tuple[str, Any]) -> Any:
     return link(S, f"{caller.name}'s log: {short(caller_line[0])}", caller_line[1].id, about=caller)
 
 
+def _refuses_for_want_of_room(
+    ctx: Ctx, ns: str, svc: p.Service | None
+) -> tuple[str, Evidence] | None:
+    """The line of the dependency's own log (its pods behind the Service) that says it is
+    full ("too many clients")."""
+    behind = {
+        x["name"]
+        for x in ctx.facts.pods(ns)[0]
+        if svc is not None and selects(svc["selector"], x["labels"])
+    }
+    for ev in ctx.facts.all("k8s.logs"):
+        if ev.ok and ev.args.get("namespace") == ns and ev.args.get("pod") in behind:
+            hit = next((str(x) for x in ev.data or [] if _REFUSED_FULL.search(str(x))), None)
+            if hit:
+                return hit, ev
+    return None
+
+
+def _line_read(ctx: Ctx, line: str) -> tuple[str, Evidence] | None:
+    """The log read (of the namespace asked about) that holds the line."""
+    for ev in ctx.facts.all("k8s.logs"):
+        if ev.ok and ev.args.get("namespace") == ctx.ns:
+            hit = next((str(x) for x in ev.data or [] if line[:60] in str(x)), None)
+            if hit:
+                return hit, ev
+    return None
+
+
 def _rejects_work(
     ctx: Ctx,
     caller: Ref,
@@ -868,6 +894,8 @@ def _rejects_work(
     ns: str,
     svc: p.Service | None,
     said: tuple[str, Any] | None,
+    level: str = "",
+    level_id: str | None = None,
 ) -> Finding:
     """A dependency that is up and reachable but rejects work for capacity (a full thread
     pool's queue, "rejected execution"): the caller's requests are refused. What newly loads
@@ -904,6 +932,7 @@ def _rejects_work(
         break
     cause = (
         f"{dep.name} in {ns} is up but rejects work for capacity"
+        + (f": {level}" if level else "")
         + (f" ({short(said[0], 120)})" if said else "")
         + (f": {load[0]}, a new load that fills it" if load else "")
         + f"; {caller.name}'s requests to it are refused and fail in turn"
@@ -918,6 +947,7 @@ def _rejects_work(
             link(M, f"{dep.name} ({ns}) says: {short(said[0])}", said[1].id, about=dep)
             if said
             else None,
+            link(M, f"{dep.name} ({ns}) has {level}.", level_id, about=dep) if level else None,
             link(
                 C,
                 (load[0][0].upper() + load[0][1:] + ".")
@@ -966,6 +996,8 @@ def _holders(
     rows, hid = _last(ctx, f"connection_holders:{ns}")
     if not rows:
         rows, hid = _last(ctx, f"connections:{ns}")
+        if len(rows) < 2:
+            return [], None  # one series is the server's total, not who holds them
     if not rows:
         return [], None
     varying = [

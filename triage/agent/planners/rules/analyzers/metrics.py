@@ -99,6 +99,18 @@ def symptoms(
             found = rise(_points(ev), 0.1, factor=2.0)
             if found:
                 out.append(("mean latency", ev, found))
+    if not any(what == "p99 latency" for what, _, _ in out):
+        # one route's p99 can rise while the whole service's hides it (other routes' volume)
+        for ev in ctx.facts.evidence:
+            if ev.ok and (ev.purpose or "").startswith("latency_p99_by:"):
+                for series in ev.data or []:
+                    found = rise(series_points(series), 0.5)
+                    labels = ", ".join(
+                        f"{k}={v}" for k, v in (series.get("labels") or {}).items() if k != "le"
+                    )
+                    if found and labels:
+                        out.append((f"p99 latency of {labels}", ev, found))
+                        break
     return out
 
 

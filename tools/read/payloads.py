@@ -81,6 +81,9 @@ class ContainerSpec(TypedDict):
     # imagePullPolicy as set (the apiserver defaults it: Always for :latest or no tag, else
     # IfNotPresent); IfNotPresent pulls only on a node that does not have the image cached
     pull_policy: NotRequired[str]
+    # an init container's restartPolicy: Always makes it a native sidecar (Kubernetes 1.29+),
+    # which keeps running beside the app instead of having to exit before the next one starts
+    restart_policy: NotRequired[str]
 
 
 class Volume(TypedDict, total=False):

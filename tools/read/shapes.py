@@ -179,6 +179,8 @@ def container_spec(c: Json) -> p.ContainerSpec:
     }
     if c.get("imagePullPolicy"):
         out["pull_policy"] = str(c["imagePullPolicy"])
+    if c.get("restartPolicy"):
+        out["restart_policy"] = str(c["restartPolicy"])  # an init container's: Always = sidecar
     return out
 
 

@@ -410,6 +410,9 @@ def init_containers(ctx: Ctx) -> list[Finding]:
             cause = f"init container {c['name']} fails: {what}" + (
                 f" (its command is `{short(command, 120)}`)" if command else ""
             )
+            serving = _serves(ctx, pod, c) if stuck else None
+            if serving is not None:
+                cause = _plain_init_server(pod, c, serving)
             missing_exe = _NO_EXECUTABLE.search(runtime)
             if missing_exe:
                 cause += (
@@ -441,7 +444,9 @@ def init_containers(ctx: Ctx) -> list[Finding]:
                         ),
                         link(
                             C,
-                            f"Its {'crashed instance' if previous else 'log'} says: {what}"
+                            cause[0].upper() + cause[1:] + "."
+                            if serving
+                            else f"Its {'crashed instance' if previous else 'log'} says: {what}"
                             + (f"; command: {short(command, 160)}" if command else ""),
                             lid,
                             pods_id,
@@ -449,11 +454,47 @@ def init_containers(ctx: Ctx) -> list[Finding]:
                         ),
                     ),
                     explains={str(ref)},
-                    follow_ups=[f"Fix the command of init container {c['name']}."],
+                    follow_ups=[
+                        f"Give init container {c['name']} restartPolicy: Always (a native "
+                        "sidecar), or run it as an ordinary container."
+                        if serving
+                        else f"Fix the command of init container {c['name']}."
+                    ],
                 )
             )
             changed_since_healthy(ctx, ref, out[-1], field="image")
     return out
+
+
+# A server saying it is up: what a process that never exits prints once it serves.
+_SERVING = re.compile(
+    r"ready (?:for|to accept) (?:new )?connections|accepting connections|listening (?:on|at)\b|"
+    r"serving (?:on|at)\b|server started|started server|now listening",
+    re.I,
+)
+
+
+def _serves(ctx: Ctx, pod: p.Pod, c: p.Container) -> str | None:
+    """The line in which a still-running init container says it serves, when it is a plain
+    init container (not a native sidecar): a server, which never exits by design."""
+    spec = c["spec"]
+    if spec is not None and spec.get("restart_policy") == "Always":
+        return None
+    log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+    return next((str(x) for x in reversed(log) if _SERVING.search(str(x))), None)
+
+
+def _plain_init_server(pod: p.Pod, c: p.Container, serving: str) -> str:
+    names = [x["name"] for x in pod["init_containers"]]
+    after = names[names.index(c["name"]) + 1 :] if c["name"] in names else []
+    blocked = ", ".join([*(f"init container {n}" for n in after), "the app containers"])
+    return (
+        f"init container {c['name']} is a server that never exits (its log: "
+        f'"{short(serving, 140)}"), but it is a plain init container, without restartPolicy: '
+        "Always: init containers run one at a time and each must exit before the next starts, "
+        f"so {blocked} never start; as a native sidecar (restartPolicy: Always on the init "
+        "container, Kubernetes 1.29+) it would keep running beside them"
+    )
 
 
 # The container runtime's words for an executable that is not in the image (runc, crun).

@@ -41,6 +41,7 @@ class Probe(TypedDict, total=False):
     # HTTP probe without either is sent to, and names as its Host, the pod's IP
     host: str
     header_names: list[str]  # the httpHeaders' names only: a value may hold a credential
+    service: str  # a gRPC probe's grpc.service: the name the health service is asked about
     initial_delay_s: int
     period_s: int
     timeout_s: int

@@ -112,6 +112,8 @@ def _probe(raw: Json | None) -> p.Probe | None:
         out |= {"kind": "tcp", "port": raw["tcpSocket"].get("port")}
     elif "grpc" in raw:
         out |= {"kind": "grpc", "port": raw["grpc"].get("port")}
+        if raw["grpc"].get("service") is not None:
+            out["service"] = clipped(str(raw["grpc"]["service"]))
     elif "exec" in raw:
         out |= {"kind": "exec", "command": [clipped(c) for c in raw["exec"].get("command") or []]}
     for src, dst in (

@@ -621,6 +621,21 @@ def _look_alike(var: str, env: dict[str, str]) -> str | None:
     return best
 
 
+# The gRPC health protocol's answer for a service name the server has no status for
+# (grpc-go's health server: codes.NotFound "unknown service"), as the kubelet relays it.
+_UNKNOWN_SERVICE = re.compile(r"NotFound.{0,40}unknown service|unknown service", re.I)
+_SERVICE_FIELD = re.compile(r"[\"']?service[\"']?\s*[:=]\s*[\"']([^\"']*)[\"']", re.I)
+
+
+def _health_services(log: list[str]) -> list[str]:
+    """The service names the app's own log says it set a health status for."""
+    out: list[str] = []
+    for line in log:
+        if "serving" in line.lower() and (m := _SERVICE_FIELD.search(line)):
+            out.append(m.group(1))
+    return list(dict.fromkeys(out))
+
+
 def _probe_kill(
     ctx: Ctx,
     pod: p.Pod,
@@ -639,7 +654,9 @@ def _probe_kill(
     threshold = probe.get("failure_threshold", 3)
     timeout = probe.get("timeout_s", 1)
     budget = delay + period * threshold
-    target = f"{probe.get('kind', '?')} {probe.get('path', '')} port {probe.get('port', '?')}"
+    target = f"{probe.get('kind', '?')} {probe.get('path', '')} port {probe.get('port', '?')}" + (
+        f' service "{probe["service"]}"' if "service" in probe else ""
+    )
     log, prev_id = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
     started = any(
         ("started" in ln.lower() and " in " in ln.lower()) or "listening" in ln.lower()
@@ -649,13 +666,37 @@ def _probe_kill(
     port = probe.get("port")
     # a probe on a port the container does not expose is refused however healthy the app is
     wrong_port = port is not None and bool(ports) and str(port) not in ports
-    slow = not started and len(log) > 0 and not wrong_port
+    slow = (
+        not started
+        and len(log) > 0
+        and not wrong_port
+        and not (probe.get("kind") == "grpc" and _UNKNOWN_SERVICE.search(message))
+    )
     probe_text = (
         f"initialDelaySeconds {delay}, periodSeconds {period}, failureThreshold {threshold}, "
         f"timeoutSeconds {timeout}"
     )
     follow = None
-    if wrong_port:
+    unknown = probe.get("kind") == "grpc" and bool(_UNKNOWN_SERVICE.search(message))
+    if unknown:
+        asked = probe.get("service", "")
+        known = _health_services(ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)[0] + log)
+        cause = (
+            f"the {kind} probe ({target}) asks the app's gRPC health service for the status of "
+            f'service "{asked}", which its health server does not know: every check is '
+            f"answered NotFound ({short(message, 120)}) and the kubelet kills a container that "
+            "otherwise runs"
+            + (
+                f"; the app sets statuses only for {', '.join(repr(x) for x in known)} (its log)"
+                if known
+                else ""
+            )
+        )
+        follow = (
+            f'Drop service "{asked}" from the {kind} probe (the empty service asks for the '
+            "server's overall status), or have the app set a status for that name."
+        )
+    elif wrong_port:
         cause = (
             f"the {kind} probe ({target}) targets port {port}, which the container does not "
             f"expose (ports {', '.join(ports)}): every probe fails ({short(message, 120)}) and "

@@ -444,6 +444,7 @@ class Ingress(TypedDict):
     # nginx.ingress.kubernetes.io/backend-protocol (HTTP when unset: GRPC, GRPCS, HTTPS …)
     backend_protocol: NotRequired[str | None]
     annotation_owners: NotRequired[list[str]]  # the prefixes of its annotations' keys
+    annotations: NotRequired[dict[str, str]]  # people's annotations (machine-written dropped)
 
 
 class FoundIngress(Ingress):

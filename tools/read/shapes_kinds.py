@@ -331,6 +331,9 @@ def ingress(obj: Json) -> p.Ingress:
         "annotation_owners": sorted(
             {str(k).split("/", 1)[0] for k in meta.get("annotations") or {} if "/" in str(k)}
         ),
+        # what its controller is told (proxy-body-size, backend-protocol …), under whichever
+        # prefix it was written: a controller reads its own prefix only
+        "annotations": notes(meta),
     }
 
 

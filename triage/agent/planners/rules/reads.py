@@ -640,6 +640,7 @@ def ingress_controllers(ctx: Ctx) -> list[ToolCall]:
     default = next((c["name"] for c in classes if c.get("default")), None)
     out: list[ToolCall] = []
     wanted: list[str] = []
+    fenced = bool(ctx.facts.network_policies(ctx.ns)[0])
     for ing in ctx.facts.ingresses(ctx.ns)[0]:
         name = ing["ingress_class"] or default
         if name and name not in wanted and ctx.ingress_asked(ing):
@@ -659,6 +660,10 @@ def ingress_controllers(ctx: Ctx) -> list[ToolCall]:
             out.append(
                 call("k8s.logs", namespace=pod["namespace"], pod=pod["name"], container=container)
             )
+            if fenced and pod["namespace"] != ctx.ns:
+                # whether the policies fencing the pods admit the controller: by its labels
+                # and its namespace's
+                out.append(call("k8s.namespace", namespace=pod["namespace"]))
     return out
 
 

@@ -12,7 +12,7 @@ import re
 from tools.read import payloads as p
 from tools.results import ErrorKind
 from triage.agent.planners.rules import text
-from triage.agent.planners.rules.analyzers.network import nearest_labels
+from triage.agent.planners.rules.analyzers.network import edge_errors, nearest_labels
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.diff import Change
@@ -108,7 +108,7 @@ def _holds(cidr: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool
 def _ingress_blocks(
     policies: list[p.NetworkPolicy],
     target: p.Pod,
-    client: p.Pod,
+    client: p.Pod | p.PodRef,
     same_ns: bool,
     client_ns_labels: dict[str, str] | None,
     port: int | None = None,
@@ -742,6 +742,84 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
             )
             out.append(_policy(ctx, caller, symptom, blocker, nid, cause, callee))
             break
+    return out
+
+
+# nginx's words for a connection to an upstream that was never established (no answer to the
+# SYN, or the host unreachable): the pod is up, the packets do not reach it
+_CONNECT_UNANSWERED = re.compile(
+    r"(timed out \(110: [^)]*\)|connect\(\) failed \(11[03]: [^)]*\)) while connecting to upstream"
+)
+
+
+def edge_dropped(ctx: Ctx) -> list[Finding]:
+    """The ingress controller in front of an asked-about Ingress cannot connect to its pods
+    (its error log: "upstream timed out ... while connecting to upstream") while they run
+    Ready, and no ingress rule of the NetworkPolicies selecting them admits the controller's
+    pod, read with its namespace's labels: the policy drops the edge's traffic. A
+    namespaceSelector that does not match the controller's namespace is said so, with the
+    labels that namespace has (Kubernetes sets kubernetes.io/metadata.name on every one)."""
+    policies, nid = ctx.facts.network_policies(ctx.ns)
+    services, _ = ctx.facts.services(ctx.ns)
+    items, iid = ctx.facts.ingresses(ctx.ns)
+    if not policies or nid is None or iid is None:
+        return []
+    out: list[Finding] = []
+    for ing in items:
+        if not ctx.ingress_asked(ing):
+            continue
+        lines, lid, controller = edge_errors(ctx, ing)
+        unanswered = [line for line, msg in lines if _CONNECT_UNANSWERED.search(msg)]
+        if not unanswered or controller is None or lid is None:
+            continue
+        read = ctx.facts.get("k8s.namespace", namespace=controller["namespace"])
+        labels = (read.data or {}).get("labels") if read is not None and read.ok else None
+        if not isinstance(labels, dict):
+            continue  # the controller's namespace labels were not read: claim nothing
+        backends = {str(b.get("service")) for b in ing["backends"]}
+        selectors = [v["selector"] for v in services if v["name"] in backends and v["selector"]]
+        target = next(
+            (
+                x
+                for x in ctx.focus_pods
+                if x["ready"] and any(selects(sel, x["labels"]) for sel in selectors)
+            ),
+            None,
+        )
+        if target is None:
+            continue
+        blocker = _ingress_blocks(policies, target, controller, False, labels)
+        if blocker is None:
+            continue
+        callee = ctx.workload_ref(target)
+        unmatched = [
+            peer["namespaces"]
+            for peers in blocker["ingress"]
+            for peer in peers
+            if "namespaces" in peer and not selects(peer["namespaces"], labels)
+        ]
+        where = controller["namespace"]
+        cause = (
+            f"NetworkPolicy {blocker['name']} admits ingress to {callee.name}'s pods only from "
+            f"{_peers_text(blocker)}, which the ingress controller ({where}/{controller['name']}, "
+            f"labels {_labels(controller['labels'])}) is not, so its connections to the pods "
+            f"are dropped and requests through Ingress {ing['name']} time out"
+            + (
+                f": the namespaceSelector {_labels(unmatched[0])} does not match namespace "
+                f"{where}, whose labels are {_labels(labels)}"
+                if unmatched
+                else ""
+            )
+        )
+        caller = ctx.ref("Ingress", ing["name"])
+        symptom = link(
+            S,
+            f"The ingress controller cannot connect to {callee.name}'s pods, which are Ready: "
+            f"{short(unanswered[-1], 220)}",
+            lid,
+            about=caller,
+        )
+        out.append(_policy(ctx, caller, symptom, blocker, nid, cause, callee))
     return out
 
 

@@ -29,6 +29,7 @@ from triage.agent.planners.rules.analyzers.common import last_healthy, ports_of
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
+from triage.agent.planners.rules.quantities import size_bytes
 from triage.agent.planners.rules.reads import controller_pods, epoch, ingresses_elsewhere
 from triage.core.causes import CauseClass
 from triage.core.models import Fact, LinkRole
@@ -376,6 +377,111 @@ def _stray_endpoints(
     )
 
 
+# How people say a share of the requests fail and the rest work: the mark of a Service whose
+# endpoints are not all alike.
+_NOW_AND_THEN = re.compile(
+    r"\bintermittent|\bsometimes\b|\bevery (second|other|few|third)\b|\bhalf (of )?(the|my|our)?"
+    r"|\boccasional|\brandom(ly)?\b|\bflak(y|ey)\b|\bon and off\b|\bnow and then\b"
+    r"|\b(retry|retrying|refresh(ing)?|reload(ing)?)\b.{0,20}\b(works?|fixes|helps)\b"
+    r"|\bsome (of the )?(requests|calls|searches|pages|users)\b",
+    re.I,
+)
+
+
+def _program(pod: p.Pod) -> tuple[str, tuple[str, ...]]:
+    """What a pod runs: its first container's image repository (no tag) and command line."""
+    c = pod["containers"][0] if pod["containers"] else None
+    spec = c["spec"] if c else None
+    image = str(c["image"] or "").rsplit("@", 1)[0] if c else ""
+    repo = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    return repo, tuple((spec["command"] + spec["args"]) if spec else ())
+
+
+def _mixed_endpoints(
+    ctx: Ctx,
+    svc: p.Service,
+    matched: list[p.Pod],
+    eid: str | None,
+    sid: str | None,
+    pods_id: str | None,
+) -> Finding | None:
+    """The Service's selector matches the pods of two workloads that run different programs
+    (another image, or the same image started with another command), and part of its
+    requests fail while the rest work: the selector is wider than the workload that serves
+    it. Pods of one workload running two versions (a canary, a rolling update) run the same
+    program and are not this."""
+    if not _NOW_AND_THEN.search(ctx.goal.words) or pods_id is None:
+        return None
+    owners: dict[str, list[p.Pod]] = {}
+    for pod in matched:
+        owners.setdefault(_owner_name(pod), []).append(pod)
+    if len(owners) < 2:
+        return None
+    programs = {name: _program(pods[0]) for name, pods in owners.items()}
+    if len(set(programs.values())) < 2:
+        return None
+    asked = [
+        n for n, pods in owners.items() if any(ctx.in_focus(ctx.workload_ref(x)) for x in pods)
+    ]
+    serving = asked[0] if asked else max(owners, key=lambda n: len(owners[n]))
+    others = [n for n in owners if programs[n] != programs[serving]]
+    if not others:
+        return None
+    stray = others[0]
+    good, odd = owners[serving][0], owners[stray][0]
+    sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
+    differ = [
+        f"{k}={good['labels'][k]}"
+        for k in sorted(good["labels"])
+        if k not in svc["selector"]
+        and k in odd["labels"]
+        and odd["labels"][k] != good["labels"][k]
+        and "hash" not in k
+    ]
+    repo, cmd = programs[stray]
+    runs = (
+        f"image {repo}"
+        if repo != programs[serving][0]
+        else f"`{' '.join(cmd)[:80]}`"
+        if cmd
+        else "another program"
+    )
+    total = len(matched)
+    cause = (
+        f"Service {svc['name']} selects {sel}, which also selects the {len(owners[stray])} "
+        f"pod(s) of {stray} — a different workload that runs {runs}, not {serving}'s server — "
+        f"so they are {len(owners[stray])} of the Service's {total} endpoints and the requests "
+        f"that land on them fail while the rest reach {serving}"
+        + (
+            f"; narrow the selector with a label only {serving}'s pods carry "
+            f"({', '.join(differ[:2])})"
+            if differ
+            else ""
+        )
+    )
+    ref = ctx.ref("Service", svc["name"])
+    return Finding(
+        cls=CauseClass.SERVICE_SELECTOR_MISMATCH,
+        cause=cause,
+        summary=f"Service {svc['name']}'s selector also selects {stray}'s pods",
+        impact=f"About {len(owners[stray])} in {total} requests to Service {svc['name']} fail.",
+        chain=chain(
+            link(
+                S,
+                f"Service {svc['name']} has {total} ready endpoints: "
+                + ", ".join(f"{len(v)} of {k}" for k, v in owners.items())
+                + "; part of its requests fail and the rest work.",
+                eid,
+                about=ref,
+            ),
+            link(C, cause[0].upper() + cause[1:] + ".", sid, pods_id, about=ref),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(ref), *(str(ctx.workload_ref(v[0])) for v in owners.values())},
+        follow_ups=[f"Narrow the selector of Service {svc['name']} to {serving}'s pods."],
+    )
+
+
 def services(ctx: Ctx) -> list[Finding]:
     svcs, sid = ctx.facts.services(ctx.ns)
     pods, pods_id = ctx.facts.pods(ctx.ns)
@@ -389,7 +495,9 @@ def services(ctx: Ctx) -> list[Finding]:
             continue
         matched = [x for x in pods if selects(svc["selector"], x["labels"])]
         if eps["ready"]:
-            stray = _stray_endpoints(ctx, svc, matched, eid, sid, pods_id)
+            stray = _stray_endpoints(ctx, svc, matched, eid, sid, pods_id) or _mixed_endpoints(
+                ctx, svc, matched, eid, sid, pods_id
+            )
             if stray is not None:
                 out.append(stray)
             # endpoints exist: a numeric targetPort that no container declares still refuses
@@ -994,3 +1102,177 @@ def _race(
             + (f"; or roll back to revision {good['revision']}." if recent and good else ".")
         ],
     )
+
+
+# -- what the ingress controller's error log says about an Ingress's requests ----------------
+
+# nginx's error log: "<time> [error] <pid>#<tid>: *<conn> <message>, client: <addr>,
+# server: <name>, request: "<request>", upstream: "<url>", host: "<host>"".
+_NGINX_ERROR = re.compile(
+    r"\[(?:error|warn|crit|alert)\]\s+\d+#\d+:\s+(?:\*\d+\s+)?(?P<msg>.*?)(?:, client: |$)"
+)
+_NGINX_HOST = re.compile(r'\bhost: "(?P<h>[^"]+)"|\bserver: (?P<s>[^,\s]+)')
+# ingress-nginx reads the annotations under its prefix only (--annotations-prefix)
+INGRESS_NGINX_PREFIX = "nginx.ingress.kubernetes.io"
+_PREFIX_FLAG = re.compile(r"--annotations-prefix[= ](?P<p>[\w.-]+)")
+
+
+def edge_errors(
+    ctx: Ctx, ing: p.Ingress
+) -> tuple[list[tuple[str, str]], str | None, p.PodRef | None]:
+    """(line, nginx's message) of each error-log line of the controller serving `ing` about
+    the requests it routes — by a host of its rules (nginx writes `server:` and `host:`) or,
+    for an Ingress without hosts, by its upstream's name (`<namespace>-<service>-<port>`) —
+    with the log's evidence id and the controller pod read."""
+    classes, _ = ctx.facts.ingress_classes()
+    name = ing["ingress_class"] or next((c["name"] for c in classes if c.get("default")), None)
+    hosts = {str(b["host"]).lower() for b in ing["backends"] if b.get("host")}
+    upstreams = {f"{ctx.ns}-{b.get('service')}-" for b in ing["backends"] if b.get("service")}
+    for pod in controller_pods(ctx, name)[:1] if name else []:
+        container = pod["containers"][0] if pod["containers"] else None
+        log, lid = ctx.facts.logs(pod["namespace"], pod["name"], container, False)
+        out = []
+        for raw in log:
+            line = raw.strip()
+            m = _NGINX_ERROR.search(line)
+            if m is None:
+                continue
+            named = {
+                (h.group("h") or h.group("s") or "").lower() for h in _NGINX_HOST.finditer(line)
+            }
+            if (hosts and named & hosts) or (not hosts and any(u in line for u in upstreams)):
+                out.append((line, m.group("msg")))
+        return out, lid, pod
+    return [], None, None
+
+
+def annotation_prefix(controller: p.PodRef | None) -> str:
+    m = _PREFIX_FLAG.search(controller["args"]) if controller else None
+    return m.group("p") if m else INGRESS_NGINX_PREFIX
+
+
+class _Limit:
+    """A request ingress-nginx refuses by a limit of its own, as its error log says it, and the
+    annotation that sets the limit per Ingress (with the controller's default)."""
+
+    def __init__(self, said: str, setting: str, default: str, status: int, what: str) -> None:
+        self.said = re.compile(said)
+        self.setting, self.default, self.status, self.what = setting, default, status, what
+
+
+_LIMITS = (
+    _Limit(
+        r"client intended to send too large body: (?P<n>\d+) bytes",
+        "proxy-body-size",
+        "1m",
+        413,
+        "request bodies larger than the limit",
+    ),
+    _Limit(
+        r"upstream sent too big header while reading response header",
+        "proxy-buffer-size",
+        "4k",
+        502,
+        "response headers larger than the proxy buffer",
+    ),
+)
+_TLS_TO_PLAIN = re.compile(
+    r"SSL_do_handshake\(\) failed .*(wrong version number|packet length too long|unknown protocol)"
+    r".*while SSL handshaking to upstream"
+)
+
+
+def _limit_cause(ing: p.Ingress, limit: _Limit, size: str | None, prefix: str) -> str | None:
+    notes = ing.get("annotations") or {}
+    key = f"{prefix}/{limit.setting}"
+    set_to = notes.get(key)
+    elsewhere = [k for k in notes if k.endswith("/" + limit.setting) and k != key]
+    refused = f"requests of {size} bytes" if size else "requests"
+    if set_to is None and elsewhere:
+        other = elsewhere[0]
+        return (
+            f"Ingress {ing['name']} sets {other}: {notes[other]}, but the controller reads "
+            f"annotations under its own prefix {prefix}/ only, so that annotation is ignored "
+            f"and the default {limit.setting} of {limit.default} applies: {refused} are "
+            f"answered {limit.status} (nginx: {limit.what}); the key must be {key}"
+        )
+    if set_to is None:
+        return (
+            f"Ingress {ing['name']} sets no {key}, so the controller's default of "
+            f"{limit.default} applies: {refused} are answered {limit.status} (nginx: "
+            f"{limit.what})"
+        )
+    limit_b, size_b = size_bytes(set_to), float(size) if size else None
+    if limit_b is not None and size_b is not None and size_b <= limit_b:
+        return None  # the Ingress allows it: the limit in force is set elsewhere
+    return (
+        f"Ingress {ing['name']} sets {key}: {set_to}, and {refused} exceed it: they are "
+        f"answered {limit.status} (nginx: {limit.what})"
+    )
+
+
+def edge_refusals(ctx: Ctx) -> list[Finding]:
+    """The controller in front of an asked-about Ingress refuses or fails its requests by a
+    setting of the Ingress itself, as its error log says: a body or header over a limit the
+    Ingress's annotations set (an annotation under another controller's or a retired prefix is
+    ignored, and the controller's default applies), or TLS spoken to a backend that answers
+    plain HTTP because the Ingress says backend-protocol HTTPS. The pods are healthy; the
+    Ingress is what a human fixes."""
+    out: list[Finding] = []
+    items, iid = ctx.facts.ingresses(ctx.ns)
+    for ing in items:
+        if iid is None or not ctx.ingress_asked(ing):
+            continue
+        lines, lid, controller = edge_errors(ctx, ing)
+        if not lines or lid is None:
+            continue
+        prefix = annotation_prefix(controller)
+        cause: str | None = None
+        quoted = ""
+        for line, msg in reversed(lines):
+            for limit in _LIMITS:
+                m = limit.said.search(msg)
+                if m is not None:
+                    cause = _limit_cause(ing, limit, m.groupdict().get("n"), prefix)
+                    quoted = line
+                    break
+            if cause is None and _TLS_TO_PLAIN.search(msg):
+                proto = str(ing.get("backend_protocol") or "")
+                if proto.upper() in ("HTTPS", "GRPCS"):
+                    ports = ", ".join(str(b.get("port")) for b in ing["backends"][:2])
+                    cause = (
+                        f"Ingress {ing['name']} carries {INGRESS_NGINX_PREFIX}/backend-protocol: "
+                        f"{proto}, so the controller opens TLS to the backend (port {ports}), "
+                        "which answers plain HTTP: the TLS handshake to the upstream fails "
+                        "(wrong version number) and every request gets 502"
+                    )
+                    quoted = line
+            if cause is not None:
+                break
+        if cause is None:
+            continue
+        ref = ctx.ref("Ingress", ing["name"])
+        where = f"{controller['namespace']}/{controller['name']}" if controller else "controller"
+        out.append(
+            Finding(
+                cls=CauseClass.INGRESS_MISCONFIGURED,
+                cause=cause,
+                summary=f"Ingress {ing['name']} is misconfigured: {short(cause, 120)}",
+                impact="Requests through the Ingress fail at the controller, not at the pods.",
+                chain=chain(
+                    link(S, f'The ingress controller ({where}) says "{short(quoted, 220)}".', lid),
+                    link(C, cause[0].upper() + cause[1:] + ".", iid, lid, about=ref),
+                ),
+                strength=Strength.STATED,
+                explains={
+                    str(ref),
+                    *(
+                        str(ctx.ref("Service", b["service"]))
+                        for b in ing["backends"]
+                        if b.get("service")
+                    ),
+                },
+                follow_ups=[f"Fix the annotation on Ingress {ing['name']}; the pods need nothing."],
+            )
+        )
+    return out

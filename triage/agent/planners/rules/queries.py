@@ -6,6 +6,7 @@ histogram or summary, and the same for each dependency the chain reached.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from triage.agent.planners.base import ToolCall
@@ -209,10 +210,14 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         for share, matchers in _SHARES:
             picked = " or ".join(rate(f"{counter}{{{sel},{m}}}") for m in matchers)
             rng(f"{share}:{counter}", f"sum({picked}) / sum({rate(f'{counter}{{{sel}}}')})")
-    for hist in sorted(n for n in names if n.endswith("_bucket"))[:2]:
+    # the p99, and the median: when most requests turn slower than the largest finite bucket,
+    # the p99 is pinned at that bound before and after, and only the median shows the rise
+    for hist, (q, name) in itertools.product(
+        sorted(n for n in names if n.endswith("_bucket"))[:2], ((0.99, "p99"), (0.5, "p50"))
+    ):
         rng(
-            f"latency_p99:{hist.removesuffix('_bucket')}",
-            f"histogram_quantile(0.99, sum by (le) ({rate(f'{hist}{{{sel}}}')}))",
+            f"latency_{name}:{hist.removesuffix('_bucket')}",
+            f"histogram_quantile({q}, sum by (le) ({rate(f'{hist}{{{sel}}}')}))",
         )
 
     # mean latency from any histogram's or summary's _sum/_count pair whose name says time:
@@ -278,7 +283,10 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         for name in sorted(n for n in names if _DURATION.search(n))[:2]:
             rng(f"run_duration:{name}", f"max({name}{{{sel}}})")
     rising = any(
-        e.ok and (e.purpose or "").startswith(("error_ratio:", "latency_p99:", "latency_mean:"))
+        e.ok
+        and (e.purpose or "").startswith(
+            ("error_ratio:", "latency_p99:", "latency_p50:", "latency_mean:")
+        )
         for e in facts.evidence
     )
     own_names = sorted(n for n in names if not n.startswith(_STANDARD_PREFIXES))[:12]

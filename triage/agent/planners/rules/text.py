@@ -185,8 +185,14 @@ def family(text: str) -> Family | None:
     return None
 
 
+# pino's and bunyan's numeric levels (10 trace … 30 info, 40 warn, 50 error, 60 fatal)
+_NUMERIC_LEVEL = re.compile(r'"level"\s*:\s*(?P<n>[1-6]0)\b')
+
+
 def severity(text: str) -> int:
-    return next((s for s, rx in _SEVERITY if rx.search(text)), 0)
+    said = next((s for s, rx in _SEVERITY if rx.search(text)), 0)
+    m = _NUMERIC_LEVEL.search(text)
+    return max(said, {40: 1, 50: 2, 60: 3}.get(int(m.group("n")), 0)) if m else said
 
 
 # Families whose wording is itself a failure, whatever the line's level says
@@ -432,6 +438,23 @@ def repeated(log: list[str], window: int = 60) -> tuple[str, int] | None:
         if run >= 3 and (best is None or run > best[1]):
             best = (first, run)
     return best
+
+
+def recurring_warning(log: list[str], window: int = 200) -> tuple[str, int] | None:
+    """(the last line, how many times) of the warning the log repeats most (same message, the
+    numbers aside), when it is said at least twice and no error is logged: what a slowed
+    program says about itself ("event loop blocked", "slow query", "pool wait")."""
+    counts: dict[str, tuple[str, int]] = {}
+    for raw in log[-window:]:
+        line = _TIMESTAMP.sub("", raw.strip())
+        level = severity(line)
+        if level >= 2:
+            return None
+        if level == 1:
+            said = template(line)
+            counts[said] = (line, counts.get(said, ("", 0))[1] + 1)
+    best = max(counts.values(), key=lambda x: x[1], default=None)
+    return best if best is not None and best[1] >= 2 else None
 
 
 def heaviest_request(log: list[str]) -> str | None:

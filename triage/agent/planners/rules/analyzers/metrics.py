@@ -100,6 +100,15 @@ def symptoms(
             if found:
                 out.append(("mean latency", ev, found))
     if not any(what == "p99 latency" for what, _, _ in out):
+        # a p99 pinned at the largest finite bucket hides a rise the median shows
+        for ev in ctx.facts.evidence:
+            if not (ev.ok and (ev.purpose or "").startswith("latency_p50:")):
+                continue
+            found = rise(_points(ev), 0.1)
+            if found:
+                out.append(("median latency", ev, found))
+                break
+    if not any(what.endswith("latency") for what, _, _ in out):
         # one route's p99 can rise while the whole service's hides it (other routes' volume)
         for ev in ctx.facts.evidence:
             if ev.ok and (ev.purpose or "").startswith("latency_p99_by:"):
@@ -201,8 +210,11 @@ def _what_the_release_does(
                 return [said] if said else []
             loop = text.repeated(log) if lid else None
             slow = text.heaviest_request(log) if lid else None
-            if loop or slow:
+            warned = text.recurring_warning(log) if lid else None
+            if loop or slow or warned:
                 parts = []
+                if warned:
+                    parts.append(f'it warns "{short(warned[0], 160)}" ({warned[1]} times)')
                 if loop:
                     parts.append(f'it says "{short(loop[0], 140)}" {loop[1]} times in a row')
                 if slow:

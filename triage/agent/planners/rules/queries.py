@@ -104,7 +104,8 @@ _CONNECTIONS = re.compile(
 )
 
 
-_MAX_CONNECTIONS = re.compile(r"max_connections$|maxclients$")
+# the most a server allows (Postgres', Redis') or a pooler (PgBouncer's max_client_conn)
+_MAX_CONNECTIONS = re.compile(r"max_connections$|maxclients$|max_client_conn(ections)?$")
 # a server's own memory cap (redis_exporter's used/max, memcached's bytes/limit_maxbytes) and
 # what it evicted to stay under it
 _MEMORY_USED = re.compile(r"_memory_used_bytes$|^memcached_current_bytes$")
@@ -149,7 +150,12 @@ def dependency_metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[To
             f"max by (namespace, persistentvolumeclaim) ({SIGNALS['volume_used']}"
             f"{{{sel}}} / {SIGNALS['volume_capacity']}{{{sel}}})",
         )
-    return out[:6]
+    out = out[:6]
+    if SIGNALS["generation"] in names:
+        # when the dependency's own Deployments changed: a release of theirs before the
+        # caller's failures began
+        rng(f"generation:{ns}", f"max by (deployment) ({SIGNALS['generation']}{{{sel}}})")
+    return out
 
 
 # The shares of a request counter's requests that say something: server errors, client

@@ -765,44 +765,71 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
             continue
         ns = ctx.ns
         log = [str(x) for x in ev.data or []]
-        context: list[text.Endpoint] | None = None
+        context: list[tuple[text.Endpoint, str]] | None = None
         for line in text.lines_of(log[-200:]):
             reached = line.family in (text.Family.CONNECTION, text.Family.DNS)
             server = text.server_in(line.text) if line.severity >= 2 and not reached else None
             # a server that answered 5xx: followed when the line names it (the host is there)
             answered = line.severity >= 2 and text.server_error(line.text) is not None
-            if not (reached and line.severity >= 1) and server is None and not answered:
+            # an answer it cannot decode, from the peer a field of the line names
+            peer = (
+                text.peer_named(line.text)
+                if line.severity >= 2 and line.family is text.Family.RESPONSE
+                else None
+            )
+            if (
+                not (reached and line.severity >= 1)
+                and server is None
+                and not answered
+                and peer is None
+            ):
                 continue
             named = [
                 (e, svc)
                 for e in text.endpoints_in(line.text)
                 if (svc := text.service_of(e.host, ns)) is not None
             ]
-            if not named and server is None and not reached:
+            if not named and server is None and not reached and peer is None:
                 continue  # a 5xx whose server the line does not name: not guessed
             if not named:
                 if context is None:
-                    found = [e for raw in log for e in text.endpoints_in(raw)]
+                    # each host with the text that names it (a URL's scheme says the product)
+                    found = [(e, raw) for raw in log for e in text.endpoints_in(raw)]
                     found += [
-                        e
+                        (e, setting)
                         for setting in _settings_of(ctx, ns, str(ev.args.get("pod")))
                         for e in text.endpoints_in(setting)
                     ]
                     context = found
                 port = text.port_in(line.text)
-                for e in context:
+                for e, source in context:
                     svc = text.service_of(e.host, ns)
                     if svc is None or (port is not None and e.port not in (None, port)):
                         continue
+                    if peer is not None and svc[0] != peer:
+                        continue
                     # an error reply names the product, not the host: the host the settings
-                    # give for that product (its port, or its name)
-                    if server is not None and e.port != server[1] and server[0] not in e.host:
+                    # give for that product (its port, its name, or its URL's scheme — a
+                    # pooler in front of the server takes the server's URL)
+                    if (
+                        server is not None
+                        and e.port != server[1]
+                        and server[0] not in e.host
+                        and not _scheme_says(source, e.host, server[0])
+                    ):
                         continue
                     named.append((text.Endpoint(e.host, e.port or port), svc))
                 named = _by_address(ctx, named, line.text, log)
             for endpoint, svc in named:
                 out.setdefault(svc, (svc[0], svc[1], endpoint.port, line.text))
     return list(out.values())
+
+
+def _scheme_says(source: str, host: str, product: str) -> bool:
+    """The text names `host` in a URL whose scheme is the product's
+    ("postgresql+psycopg2://u@shared-pgbouncer.db:6432/app" for postgres)."""
+    m = re.search(rf"\b([a-z][a-z0-9+.-]*)://[^\s/]*{re.escape(host)}", source, re.I)
+    return m is not None and product.lower() in m.group(1).lower()
 
 
 _ADDRESS = re.compile(r"(?<![\d.])((?:\d{1,3}\.){3}\d{1,3})(?![\d.])")
@@ -925,6 +952,12 @@ def hops(ctx: Ctx) -> list[ToolCall]:
             behind = pods_behind(found["selector"], pods_there) if found else []
             for pod in sorted(behind, key=lambda x: not _troubled(x))[:MAX_LOG_PODS]:
                 out += _log_calls(ns, pod, healthy_too=True)
+            # its releases: what changed on the other side of the call
+            out += [
+                call("k8s.rollout_history", namespace=ns, deployment=name)
+                for name in dict.fromkeys(workload_of(x)[1] for x in behind)
+                if any(d["name"] == name for d in ctx.facts.deployments(ns)[0])
+            ][:1]
             # what else runs beside it and started lately: a new load on the dependency
             for pod in recent_neighbours(ctx, ns, behind)[:2]:
                 out += _log_calls(ns, pod, healthy_too=True)

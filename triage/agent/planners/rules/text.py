@@ -33,6 +33,7 @@ class Family(StrEnum):
     CREDENTIALS = "credentials"  # a password/user refused by a database
     CRASH = "crash"  # panic, unhandled exception, segfault
     PROBE = "probe"  # kubelet probe wording
+    RESPONSE = "response"  # a dependency's answer the caller cannot decode (its contract)
 
 
 # Order matters: the first family whose pattern matches decides (specific before generic).
@@ -125,6 +126,19 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             # connection unexpectedly", a peer that hung up (EPIPE)
             r"too many open connections|unexpected ?close|closed the connection unexpectedly|"
             r"connection (?:was )?closed by (?:the )?(?:remote|peer|server)|broken pipe|EPIPE",
+            re.I,
+        ),
+    ),
+    (
+        # an answer the caller cannot decode: a decoder's words (Go's encoding/json, Jackson,
+        # Python's json, JavaScript's JSON.parse, protobuf) on a line about a response
+        Family.RESPONSE,
+        re.compile(
+            r"(?=.*\b(response|reply|upstream|returned by|answer)\b)"
+            r"(?=.*(cannot unmarshal|json: cannot|(failed|unable) to (decode|unmarshal|"
+            r"deserialize)|could not (decode|deserialize)|MismatchedInputException|"
+            r"Cannot deserialize|JSONDecodeError|Unexpected token .{0,20}in JSON|"
+            r"invalid character .{0,20}looking for|proto: cannot parse))",
             re.I,
         ),
     ),
@@ -625,6 +639,20 @@ def port_in(text: str) -> int | None:
     'at "10.96.41.17", port 5433')."""
     m = _PORT.search(text)
     return int(m.group("a") or m.group("b") or m.group("c")) if m else None
+
+
+# a structured log field naming the peer a call went to ("upstream":"price-engine")
+_PEER_FIELD = re.compile(
+    r"""["']?\b(upstream|service|dependency|peer|target|backend|callee|remote_service)["']?"""
+    r"""\s*[:=]\s*["']?(?P<name>[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)["'\s,}]""",
+)
+
+
+def peer_named(line: str) -> str | None:
+    """The service a structured log line says the call went to, by a field of its own
+    (upstream=, "service":, "dependency": …), as a bare name."""
+    m = _PEER_FIELD.search(line)
+    return m.group("name") if m else None
 
 
 def service_of(host: str, namespace: str) -> tuple[str, str] | None:

@@ -52,6 +52,7 @@ ANALYZERS: tuple[tuple[str, Analyzer], ...] = (
     ("dependencies.scrapes", dependencies.scrapes),
     ("dependencies.callers_dropped", dependencies.callers_dropped),
     ("dependencies.edge_dropped", dependencies.edge_dropped),
+    ("dependencies.dependency_released", dependencies.dependency_released),
     ("autoscaling.hpas", autoscaling.hpas),
     ("nodes.nodes", nodes.nodes),
     ("access.rbac", access.rbac),

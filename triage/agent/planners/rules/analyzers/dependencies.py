@@ -7,11 +7,13 @@ The chain is joined to the cause of the dependency's own failure (chain.compose)
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
 
 from tools.read import payloads as p
 from tools.results import ErrorKind
 from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.common import last_healthy
 from triage.agent.planners.rules.analyzers.network import edge_errors, nearest_labels
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -21,7 +23,12 @@ from triage.agent.planners.rules.facts import (
     nearly_selects,
     selects,
 )
-from triage.agent.planners.rules.reads import fenced_neighbours, hosts_failing, vanished_workloads
+from triage.agent.planners.rules.reads import (
+    epoch,
+    fenced_neighbours,
+    hosts_failing,
+    vanished_workloads,
+)
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, LinkRole
 
@@ -743,6 +750,175 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
             out.append(_policy(ctx, caller, symptom, blocker, nid, cause, callee))
             break
     return out
+
+
+_LINE_TIME = re.compile(
+    r'"(?:time|ts|timestamp|@timestamp)"\s*:\s*"(?P<j>[^"]+)"'
+    r"|^\[?(?P<l>\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)"
+)
+RELEASE_BEFORE_S = 2 * 3600.0  # a release this long before the caller's failures may be theirs
+
+
+def _line_time(line: str) -> float | None:
+    m = _LINE_TIME.search(line.strip())
+    return epoch((m.group("j") or m.group("l")).replace(" ", "T")) if m else None
+
+
+def _released_at(ctx: Ctx, ns: str, name: str, newest: p.ReplicaSet) -> tuple[float, str] | None:
+    """When a Deployment of `ns` last changed, with the evidence: the step of its generation
+    series (kube-state-metrics), else its newest ReplicaSet's creation."""
+    for ev in ctx.facts.purpose(f"generation:{ns}"):
+        for series in ev.data or []:
+            if (series.get("labels") or {}).get("deployment") != name:
+                continue
+            values = series.get("values") or []
+            steps = [float(t) for (_, a), (t, b) in itertools.pairwise(values) if b > a]
+            if steps:
+                return steps[-1], ev.id
+    created = epoch(newest["created"])
+    hid = ctx.facts.history(ns, name)[1]
+    return (created, hid) if created is not None and hid else None
+
+
+def dependency_released(ctx: Ctx) -> list[Finding]:
+    """The asked-about pods fail on a dependency's answers — they cannot decode what it
+    returns (its log: "cannot unmarshal string into … int64") — while it serves, and the
+    Deployment behind it rolled out a new revision shortly before the first such failure, with
+    the caller unchanged: the dependency's release changed what it answers (its contract), and
+    the caller's errors are the consequence."""
+    out: list[Finding] = []
+    own = {
+        ctx.workload_ref(x).name for x in ctx.focus_pods if ctx.workload_ref(x).kind == "Deployment"
+    }
+    for svc_name, ns, _port, line in hosts_failing(ctx):
+        if text.family(line) is not text.Family.RESPONSE:
+            continue
+        svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
+        eps, eid = ctx.facts.endpoints(ns, svc_name)
+        if svc is None or not svc["selector"] or eps is None or not eps["ready"]:
+            continue
+        log_ev = next(
+            (
+                e
+                for e in ctx.facts.all("k8s.logs")
+                if e.ok
+                and e.args.get("namespace") == ctx.ns
+                and any(line[:60] in str(x) for x in e.data or [])
+            ),
+            None,
+        )
+        if log_ev is None:
+            continue
+        shape = text.template(line)
+        times = [
+            t
+            for raw in log_ev.data or []
+            if text.template(str(raw)) == shape and (t := _line_time(str(raw))) is not None
+        ]
+        if not times:
+            continue
+        first_failure = min(times)
+        for dep in ctx.facts.deployments(ns)[0]:
+            if dep["name"] in own or not _backs(dep["selector"], svc["selector"]):
+                continue
+            ref = ctx.ref("Deployment", dep["name"], ns)
+            newest, good, hid = last_healthy(ctx, ref)
+            if newest is None or hid is None:
+                continue
+            released = _released_at(ctx, ns, dep["name"], newest)
+            if released is None or not 0 <= first_failure - released[0] <= RELEASE_BEFORE_S:
+                continue
+            # the caller did not change in between: it is the other side that did
+            moved = [
+                r
+                for name in own
+                for r in [_released_at_own(ctx, name)]
+                if r is not None and released[0] - 60 <= r <= first_failure
+            ]
+            if moved:
+                continue
+            caller = (
+                ctx.workload_ref(
+                    next(x for x in ctx.focus_pods if x["name"] == log_ev.args.get("pod"))
+                )
+                if any(x["name"] == log_ev.args.get("pod") for x in ctx.focus_pods)
+                else None
+            )
+            if caller is None:
+                continue
+            minutes = (first_failure - released[0]) / 60
+            images = ", ".join(newest["images"])
+            before = (
+                f"; revision {good['revision']} ({', '.join(good['images'])}) answered in the "
+                f"shape {caller.name} reads"
+                if good
+                else ""
+            )
+            cause = (
+                f"{dep['name']} ({ns}) rolled out revision {newest['revision']} ({images}) "
+                f"{minutes:.0f} min before {caller.name} began failing on its answers: "
+                f'"{short(text.template(line) + ": " + (_error_of(line) or ""), 200)}"'
+                f"{before}, and {caller.name} itself did not change: the release changed what "
+                f"{svc_name} returns"
+            )
+            symptom = link(
+                S,
+                f"{caller.name} cannot use {svc_name}'s answers: {short(line, 220)}",
+                log_ev.id,
+                about=caller,
+            )
+            out.append(
+                Finding(
+                    cls=CauseClass.REGRESSION_AFTER_DEPLOY,
+                    cause=cause,
+                    summary=f"{dep['name']} {images} changed its answers; {caller.name} cannot "
+                    "read them",
+                    impact=f"{caller.name}'s requests that call {svc_name} fail.",
+                    chain=chain(
+                        symptom,
+                        link(
+                            C,
+                            cause[0].upper() + cause[1:] + ".",
+                            hid,
+                            released[1],
+                            eid,
+                            about=ref,
+                        ),
+                    ),
+                    strength=Strength.STATED,
+                    explains={str(caller), str(ref), str(ctx.ref("Service", svc_name, ns))},
+                    follow_ups=[
+                        f"Roll {dep['name']} back to revision "
+                        f"{good['revision'] if good else 'the one before'} or make {caller.name} "
+                        "read the new answer; then agree the contract."
+                    ],
+                )
+            )
+            break
+    return out
+
+
+_ERROR_FIELD = re.compile(
+    r'"(?:error|err|exception)"\s*:\s*"(?P<e>[^"]{1,200})"|\berr(?:or)?="(?P<q>[^"]{1,200})"'
+)
+
+
+def _error_of(line: str) -> str | None:
+    m = _ERROR_FIELD.search(line)
+    return (m.group("e") or m.group("q")) if m else None
+
+
+def _released_at_own(ctx: Ctx, name: str) -> float | None:
+    """When the caller's own Deployment last changed (its generation series' step)."""
+    for ev in ctx.facts.purpose("generation"):
+        for series in ev.data or []:
+            if (series.get("labels") or {}).get("deployment") != name:
+                continue
+            values = series.get("values") or []
+            steps = [float(t) for (_, a), (t, b) in itertools.pairwise(values) if b > a]
+            return steps[-1] if steps else None
+    newest, _good, _hid = last_healthy(ctx, ctx.ref("Deployment", name))
+    return epoch(newest["created"]) if newest else None
 
 
 # nginx's words for a connection to an upstream that was never established (no answer to the

@@ -656,6 +656,8 @@ _EXHAUSTED = re.compile(
     r"Connection is not available|pool (is )?exhausted|timeout (waiting|acquiring) .*connection|"
     r"too many (clients|connections)|remaining connection slots|max_connections|"
     r"max number of clients|Cannot acquire connection|"
+    # PgBouncer at its client limit (max_client_conn)
+    r"no more connections allowed|max_client_conn|"
     # a server that takes the connection but rejects the work for capacity
     r"rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)|"
     r"server (is )?(overloaded|busy)|too many concurrent|"
@@ -666,7 +668,8 @@ _EXHAUSTED = re.compile(
 )
 _REFUSED_FULL = re.compile(
     r"too many (clients|connections)|remaining connection slots|max number of clients|"
-    r"max_connections|rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)|"
+    r"max_connections|no more connections allowed|max_client_conn|rejected[_ ]execution|"
+    r"queue capacity|thread ?pool (is )?(full|exhausted)|"
     # a server over its own resource limit: RabbitMQ's alarms, Redis' maxmemory
     r"resource limit alarm|(memory|disk) alarm|publishers will be blocked|"
     r"OOM command not allowed",
@@ -694,7 +697,7 @@ def saturation(ctx: Ctx) -> list[Finding]:
             continue
         pending = [(e, s) for e in ctx.facts.purpose("pool_pending") for s in e.data or []]
         busy = [(e, s) for e, s in pending if max(series_values(s), default=0) > 0]
-        used, cap, cid = _connections(ctx, ns)
+        used, cap, cid = _connections(ctx, ns, svc_name)
         # its own gauges say it is at the most connections it allows
         at_cap = used is not None and cap is not None and cap > 0 and used >= cap
         if caller_line is None and not busy and not at_cap:
@@ -707,7 +710,7 @@ def saturation(ctx: Ctx) -> list[Finding]:
         said = _refuses_for_want_of_room(ctx, ns, svc)
         caller_pod = next(iter(ctx.focus_pods), None)
         caller = ctx.workload_ref(caller_pod) if caller_pod else ctx.ref("Namespace", ctx.ns)
-        holders, hid = _holders(ctx, ns)
+        holders, hid = _holders(ctx, ns, svc_name)
         if caller_line is not None and _CAPACITY.search(caller_line[0]) and not holders:
             out.append(
                 _rejects_work(ctx, caller, symptom_of(caller, caller_line), dep, ns, svc, said)
@@ -894,7 +897,11 @@ def _refuses_for_want_of_room(
     }
     for ev in ctx.facts.all("k8s.logs"):
         if ev.ok and ev.args.get("namespace") == ns and ev.args.get("pod") in behind:
-            hit = next((str(x) for x in ev.data or [] if _REFUSED_FULL.search(str(x))), None)
+            hits = [str(x) for x in ev.data or [] if _REFUSED_FULL.search(str(x))]
+            # what it says when it refuses (a warning or worse), not where it prints the limit
+            hit = next((x for x in reversed(hits) if text.severity(x) >= 1), None) or next(
+                iter(hits), None
+            )
             if hit:
                 return hit, ev
     return None
@@ -991,8 +998,30 @@ def _rejects_work(
     )
 
 
-def _last(ctx: Ctx, purpose: str) -> tuple[list[tuple[dict[str, str], float]], str | None]:
-    for ev in ctx.facts.purpose(purpose):
+def _tokens(name: str) -> set[str]:
+    return {t for t in re.split(r"[^a-z0-9]+", name.lower()) if len(t) > 2}
+
+
+def _last(
+    ctx: Ctx, purpose: str, svc: str | None = None
+) -> tuple[list[tuple[dict[str, str], float]], str | None]:
+    """The last value of each series read for `purpose`. Several reads (a server's exporter
+    and its pooler's) are told apart by the Service called: the one whose series carry its
+    name as their job, or whose metric's name shares a word with it (pgbouncer_… for
+    shared-pgbouncer), comes first."""
+    found = ctx.facts.purpose(purpose)
+    if svc is not None and len(found) > 1:
+        words = _tokens(svc)
+
+        def calls_it(ev: Evidence) -> bool:
+            query = str(ev.args.get("query") or "")
+            series = ev.data or []
+            return any((x.get("labels") or {}).get("job") == svc for x in series) or bool(
+                words & _tokens(query.split("{", 1)[0])
+            )
+
+        found = sorted(found, key=lambda ev: not calls_it(ev))
+    for ev in found:
         rows = []
         for series in ev.data or []:
             values = series_values(series)
@@ -1004,32 +1033,36 @@ def _last(ctx: Ctx, purpose: str) -> tuple[list[tuple[dict[str, str], float]], s
     return [], None
 
 
-def _connections(ctx: Ctx, ns: str) -> tuple[float | None, float | None, str | None]:
-    rows, cid = _last(ctx, f"connections:{ns}")
-    caps, _ = _last(ctx, f"max_connections:{ns}")
+def _connections(
+    ctx: Ctx, ns: str, svc: str | None = None
+) -> tuple[float | None, float | None, str | None]:
+    rows, cid = _last(ctx, f"connections:{ns}", svc)
+    caps, _ = _last(ctx, f"max_connections:{ns}", svc)
     used = sum(v for _, v in rows) if rows else None
     cap = caps[0][1] if caps else None
     return used, cap, cid
 
 
 def _holders(
-    ctx: Ctx, ns: str
+    ctx: Ctx, ns: str, svc: str | None = None
 ) -> tuple[list[tuple[str, float, tuple[str, str, str] | None]], str | None]:
     """(who, connections, the workload it is) by connection count, biggest first. `who` is
     the label value that differs between series (usename=invoice_batch)."""
-    rows, hid = _last(ctx, f"connection_holders:{ns}")
+    rows, hid = _last(ctx, f"connection_holders:{ns}", svc)
     if not rows:
-        rows, hid = _last(ctx, f"connections:{ns}")
+        rows, hid = _last(ctx, f"connections:{ns}", svc)
         if len(rows) < 2:
             return [], None  # one series is the server's total, not who holds them
     if not rows:
         return [], None
-    varying = [
+    keys = [
         k
         for k in sorted({k for labels, _ in rows for k in labels})
         if k not in ("__name__", "namespace", "state", "datname", "instance", "job")
-        and len({labels.get(k) for labels, _ in rows}) >= 1
     ]
+    # who tells the series apart (user=, application_name=), before what they share
+    # (database=)
+    varying = sorted(keys, key=lambda k: len({labels.get(k) for labels, _ in rows}) < 2)
     out = []
     for labels, n in sorted(rows, key=lambda r: -r[1]):
         if n <= 0:

@@ -5,6 +5,7 @@ engineer states ("the weekly digest", "every 15 minutes")."""
 from __future__ import annotations
 
 import datetime as dt
+import zoneinfo
 
 import pytest
 from hypothesis import given, settings
@@ -127,3 +128,40 @@ def test_the_period_is_said_as_people_say_it(schedule: str, cadence: str) -> Non
 )
 def test_a_stated_cadence_is_read(words: str, seconds: float | None) -> None:
     assert cron.stated_cadence(words) == seconds
+
+
+ZONES = ["Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Sydney", "UTC"]
+
+
+@given(
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+    zone=st.sampled_from(ZONES),
+    after=st.integers(1_700_000_000, 1_900_000_000),
+)
+def test_a_schedule_fires_at_its_wall_clock_time_in_its_zone(
+    hour: int, minute: int, zone: str, after: int
+) -> None:
+    parsed = cron.parse(f"{minute} {hour} * * *")
+    assert parsed is not None
+    runs = cron.next_runs(parsed, float(after), 3, zone)
+    assert runs == sorted(runs)
+    assert all(t > after for t in runs)
+    for t in runs:
+        local = dt.datetime.fromtimestamp(t, zoneinfo.ZoneInfo(zone))
+        # a wall-clock time a DST change skips is taken as the zone takes it
+        if (local.hour, local.minute) != (hour, minute):
+            assert zone not in ("UTC", "Asia/Kolkata")
+    last = cron.previous_run(parsed, float(after), zone)
+    assert last is not None
+    assert last < after
+    assert after - last <= 25 * 3600
+    assert cron.next_runs(parsed, last - 1, 1, zone) == [last]  # it is a time the schedule fires
+
+
+def test_an_unknown_zone_is_read_as_utc() -> None:
+    parsed = cron.parse("15 2 * * *")
+    assert parsed is not None
+    assert cron.next_runs(parsed, 0.0, 1, "Mars/Olympus") == cron.next_runs(parsed, 0.0, 1)
+    berlin = cron.next_runs(parsed, 1_796_500_000.0, 1, "Europe/Berlin")[0]
+    assert dt.datetime.fromtimestamp(berlin, dt.UTC).hour == 1  # 02:15 CET is 01:15 UTC

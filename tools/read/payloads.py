@@ -378,6 +378,7 @@ class CronJob(TypedDict):
     suspend: bool
     concurrency_policy: str | None
     starting_deadline_s: int | None
+    time_zone: NotRequired[str | None]  # spec.timeZone: the zone its schedule is read in
     last_schedule: str | None
     last_success: str | None
     active: list[str]  # names of the Jobs it is running now

@@ -142,6 +142,7 @@ def cronjob(obj: Json) -> p.CronJob:
         "suspend": bool(spec.get("suspend")),
         "concurrency_policy": spec.get("concurrencyPolicy"),
         "starting_deadline_s": spec.get("startingDeadlineSeconds"),
+        "time_zone": spec.get("timeZone"),
         "last_schedule": status.get("lastScheduleTime"),
         "last_success": status.get("lastSuccessfulTime"),
         "active": [str(a.get("name")) for a in status.get("active") or []],

@@ -8,8 +8,9 @@ never come. Telling it needs what the schedule means (`parse`, `describe`), when
 The grammar is the controller's (robfig/cron's standard parser): five fields (minute, hour,
 day-of-month, month, day-of-week), each `*` or `?`, a number or name, a range `a-b`, a step
 `/n` on either, or a list of those; the macros `@yearly`, `@annually`, `@monthly`, `@weekly`,
-`@daily`, `@midnight`, `@hourly`; a leading `CRON_TZ=`/`TZ=` zone (ignored: times are UTC
-here, and only the gaps between runs matter). When day-of-month and day-of-week are both
+`@daily`, `@midnight`, `@hourly`; a leading `CRON_TZ=`/`TZ=` zone (ignored: the gaps between
+runs do not depend on it; when a run's own time matters, spec.timeZone is passed to
+`next_runs`). When day-of-month and day-of-week are both
 restricted, a day matching either fires; when one is `*` or `?`, the other decides.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
+import zoneinfo
 from dataclasses import dataclass
 
 DAY_S = 86_400.0
@@ -126,22 +128,40 @@ def _day_fires(cron: Cron, day: dt.date) -> bool:
     return dom and dow
 
 
-def next_runs(cron: Cron, after: float, count: int = 5) -> list[float]:
-    """The next `count` times (epoch seconds, UTC) the schedule fires after `after`."""
-    start = dt.datetime.fromtimestamp(after, dt.UTC)
+def _zone(name: str | None) -> dt.tzinfo:
+    """A CronJob's spec.timeZone (an IANA name); UTC when unset or unknown here."""
+    if not name:
+        return dt.UTC
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return dt.UTC
+
+
+def next_runs(cron: Cron, after: float, count: int = 5, zone: str | None = None) -> list[float]:
+    """The next `count` times (epoch seconds) the schedule fires after `after`, its fields
+    read in `zone` (spec.timeZone; UTC when unset)."""
+    tz = _zone(zone)
+    start = dt.datetime.fromtimestamp(after, tz)
     out: list[float] = []
     day = start.date()
     for _ in range(HORIZON_DAYS):
         if _day_fires(cron, day):
             for hour in sorted(cron.hours):
                 for minute in sorted(cron.minutes):
-                    at = dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=dt.UTC)
+                    at = dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=tz)
                     if at.timestamp() > after:
                         out.append(at.timestamp())
                         if len(out) >= count:
                             return out
         day += dt.timedelta(days=1)
     return out
+
+
+def previous_run(cron: Cron, before: float, zone: str | None = None) -> float | None:
+    """The last time the schedule fired before `before` (within the week before it)."""
+    runs = [t for t in next_runs(cron, before - 7 * DAY_S, 7 * 24 * 60, zone) if t < before]
+    return runs[-1] if runs else None
 
 
 def period_s(cron: Cron, after: float) -> float | None:

@@ -160,6 +160,51 @@ def _missed(ctx: Ctx, cron: p.CronJob) -> str | None:
     return f"{hit['reason']}: {hit['message']}" if hit else None
 
 
+_SUSPENDS = re.compile(r"(?<!un)suspend(?:ing|ed)?\b", re.I)
+_RESUMES = re.compile(r"\b(unsuspend(?:ing|ed)?|resum(?:e|ing|ed))\b", re.I)
+
+
+def _suspended_in_turns(ctx: Ctx, cron: p.CronJob) -> str | None:
+    """Something else suspends the CronJob and resumes it again and again (its Normal events:
+    "Suspending CronJob" and "Unsuspending CronJob", by a downscaler or an operator), and its
+    last scheduled time fell while it was suspended: the run is never made — and when it is
+    resumed later than startingDeadlineSeconds after that time, the controller skips it
+    rather than run it late. It looks fine by day; only the events say so."""
+    # every event about it (Normal ones too: a suspension is no warning)
+    said, _ = ctx.facts.listed(
+        "k8s.events", p.Event, namespace=ctx.ns, object_name=cron["name"], object_kind="CronJob"
+    )
+    stop = next((e for e in said if _SUSPENDS.search(f"{e['message']}")), None)
+    go = next((e for e in said if _RESUMES.search(f"{e['message']}")), None)
+    parsed = cron_.parse(cron["schedule"])
+    if stop is None or go is None or parsed is None:
+        return None
+    stopped, resumed = epoch(stop["last_seen"]), epoch(go["last_seen"])
+    fired = cron_.previous_run(parsed, ctx.now, cron.get("time_zone"))
+    if stopped is None or resumed is None or fired is None:
+        return None
+    if not stopped < fired < resumed:
+        return None  # the last run's time fell while it ran: not why
+    who = stop["source"] or go["source"] or "another component"
+    late = resumed - fired
+    deadline = cron["starting_deadline_s"]
+    skipped = (
+        f"; it was resumed {late / 60:.0f} min after that time, later than its "
+        f"startingDeadlineSeconds {deadline}, so the controller skipped the run instead of "
+        "starting it late"
+        if deadline is not None and late > deadline
+        else "; the run starts late, when it is resumed"
+    )
+    zone = f" ({cron.get('time_zone')})" if cron.get("time_zone") else ""
+    return (
+        f"{who} suspends CronJob {cron['name']} and resumes it again and again (events "
+        f'"{short(str(stop["message"]), 60)}" x{stop["count"]}, last {_ago(ctx, stop["last_seen"])}'
+        f'; "{short(str(go["message"]), 60)}" x{go["count"]}, last '
+        f"{_ago(ctx, go['last_seen'])}): its schedule '{cron['schedule']}'{zone} last fell at "
+        f"{_when(fired)}, while it was suspended{skipped}"
+    )
+
+
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
@@ -280,6 +325,8 @@ def cronjobs(ctx: Ctx) -> list[Finding]:
                 + f" ({last})"
             )
             facts = ()
+        elif turned := _suspended_in_turns(ctx, cron):
+            cause, facts = turned, ()
         elif replaced := _replaced(ctx, cron):
             cause, facts = replaced, ()
         elif missed := _missed(ctx, cron):

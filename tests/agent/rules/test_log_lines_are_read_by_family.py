@@ -94,6 +94,9 @@ WORDINGS: list[tuple[str, Family | None]] = [
     ("connected to postgres at orders-db:5432", None),
     ("Started ServerConnector@3c1a{HTTP/1.1}{0.0.0.0:8080}", None),
     ('level=info msg="cache warmed" items=10000', None),
+    # a setting named for a timeout is not a timeout (Hazelcast's discovery properties)
+    ("Kubernetes Discovery properties: { service-dns: null, service-dns-timeout: 5 }", None),
+    ("starting pool read_timeout=30 max_size=10", None),
 ]
 
 
@@ -348,3 +351,14 @@ def test_a_statefulset_pods_own_name_leads_to_its_service() -> None:
     assert text.service_of("zk-1.zk-hs.data.svc.cluster.local", "app") == ("zk-hs", "data")
     assert text.service_of("orders-mongo.data.svc", "app") == ("orders-mongo", "data")
     assert text.service_of("api.example.com", "app") is None
+
+
+def test_a_line_naming_an_optional_feature_it_runs_without_is_handled() -> None:
+    warned = (
+        "WARN c.hazelcast.kubernetes.KubernetesClient : Cannot fetch public IPs of Hazelcast "
+        "Member PODs, you won't be able to use Hazelcast Smart Client from outside"
+    )
+    assert text.handled(warned) == "it runs without an optional feature it names"
+    assert text.handled("Cannot fetch the current zone, ZONE_AWARE feature is disabled")
+    assert text.handled("ERROR could not open /data/db: permission denied") is None
+    assert text.severity("service-dns-timeout: 5, service-name: basket-session-hz") == 0

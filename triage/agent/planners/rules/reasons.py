@@ -815,7 +815,8 @@ def logs_explained(ctx: Ctx) -> list[Claim | None]:
             if probes
             else "every one is an error the program handles, benign for availability"
             if all_handled
-            else "the pod is Ready and serving, so none of them takes the service down"
+            else "the pod is Ready and serving, so none of them takes the service down: "
+            "harmless to its availability"
         )
         out.append(
             link(

@@ -113,7 +113,9 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
         Family.CONNECTION,
         re.compile(
             r"connection refused|ECONNREFUSED|connect: connection|no route to host|"
-            r"EHOSTUNREACH|connection reset|ECONNRESET|i/o timeout|timed? ?out|"
+            # "timed out", "timeout" — not a setting named so ("service-dns-timeout: 5")
+            r"EHOSTUNREACH|connection reset|ECONNRESET|i/o timeout|timed out|"
+            r"(?<![\w-])time ?out\b(?![-_]|\s*[:=]\s*\d)|"
             r"Connection is not available|could not connect|failed to connect|unable to connect|"
             r"dial tcp|Connection to \S+ refused|upstream connect error|ETIMEDOUT|"
             r"context deadline exceeded|SocketTimeoutException|ConnectException|"
@@ -179,7 +181,13 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
 _SEVERITY = (
     (3, re.compile(r"\b(fatal|panic|critical|crit|emerg)\b|^panic:|Traceback", re.I)),
     (2, re.compile(r"\b(error|err|exception|failed|failure|refused|denied)\b", re.I)),
-    (1, re.compile(r"\b(warn|warning|timeout|timed out|retry|retrying)\b", re.I)),
+    (
+        1,
+        re.compile(
+            r"\b(warn|warning|timed out|retry|retrying)\b|(?<![\w-])timeout\b(?![-_]|\s*[:=]\s*\d)",
+            re.I,
+        ),
+    ),
 )
 _TIMESTAMP = re.compile(r"^\[?\d{4}-\d{2}-\d{2}[T ][\d:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s+")
 
@@ -344,6 +352,17 @@ _HANDLED = (
         ),
     ),
     ("it skipped the item", re.compile(r"skipp(ed|ing)|ignor(ed|ing)", re.I)),
+    (
+        # the program names an optional feature it runs without (Hazelcast's "you won't be
+        # able to use Smart Client from outside", "ZONE_AWARE feature is disabled")
+        "it runs without an optional feature it names",
+        re.compile(
+            r"feature (is |will be )?(disabled|unavailable|off)|won'?t be able to use|"
+            r"will not be able to use|(is|are) not (available|supported)[^.]{0,40}; continuing|"
+            r"optional\b[^.]{0,40}\b(disabled|unavailable|not (found|available))",
+            re.I,
+        ),
+    ),
 )
 
 

@@ -337,8 +337,10 @@ def dependencies(ctx: Ctx) -> list[Finding]:
                 else _no_such_service(ctx, caller, symptom, svc_name, ns, services_, sid, dep_ref)
             )
             continue
-        if svc is None:
-            continue  # the dependency's namespace could not be read
+        if svc is None or (not svc["selector"] and (svc_name, ns) == ("kubernetes", "default")):
+            # the dependency's namespace could not be read; or it is the API server's own
+            # Service, whose endpoints the apiserver writes
+            continue
         exposed = {int(x["port"]) for x in svc["ports"] if isinstance(x.get("port"), int)}
         if port and exposed and port not in exposed:
             out.append(
@@ -1267,6 +1269,14 @@ def _no_endpoints(
         )
         why = f"its pods are not ready (e.g. {bad['name']}: {state})"
         ids = (ctx.facts.pods(ns)[1],)
+    elif not svc["selector"]:
+        # no selector: its endpoints are written by hand (or by an operator), not chosen
+        why = (
+            f"Service {svc['name']} has no selector, and no endpoints were written for it (a "
+            "Service without a selector gets only the Endpoints or EndpointSlices someone "
+            "creates)"
+        )
+        ids = (sid, eid)
     else:
         sel = ",".join(f"{k}={v}" for k, v in svc["selector"].items())
         running = [x for x in ctx.facts.pods(ns)[0] if x["phase"] == "Running"]

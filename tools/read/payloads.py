@@ -221,6 +221,8 @@ class Deployment(TypedDict):
     # pods one at a time takes N times it, by design
     min_ready_s: NotRequired[int]
     progress_deadline_s: NotRequired[int | None]
+    # what people (and tools such as a downscaler) noted on it; machine-written ones dropped
+    annotations: NotRequired[dict[str, str]]
 
 
 class ReplicaSet(TypedDict):

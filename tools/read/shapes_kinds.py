@@ -42,6 +42,7 @@ def deployment(obj: Json) -> p.Deployment:
         "restart_stamp": get(spec, "template", "metadata", "annotations", "triage.dev/restart"),
         "min_ready_s": int(spec.get("minReadySeconds") or 0),
         "progress_deadline_s": spec.get("progressDeadlineSeconds"),
+        "annotations": notes(meta),
     }
 
 

@@ -1013,7 +1013,10 @@ def autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
         )
         pinned = h["min_replicas"] is not None and h["min_replicas"] == h["max_replicas"]
         able = next((c for c in h["conditions"] if c.get("type") == "AbleToScale"), None)
-        if able is not None and able.get("reason") == "ScaleDownStabilized":
+        active = next((c for c in h["conditions"] if c.get("type") == "ScalingActive"), None)
+        if active is not None and active.get("reason") == "ScalingDisabled":
+            out.append(_disabled(ctx, h, active, hid))
+        elif able is not None and able.get("reason") == "ScaleDownStabilized":
             out.append(_stabilized(ctx, h, able, cpu, want, hid))
         elif h["current_replicas"] == h["min_replicas"] and pinned:
             out.append(
@@ -1042,6 +1045,36 @@ def autoscalers_explained(ctx: Ctx) -> list[Claim | None]:
                 )
             )
     return out
+
+
+def _disabled(ctx: Ctx, h: p.HPA, active: p.Condition, hid: str | None) -> Claim | None:
+    """An HPA whose target was scaled to 0 replicas: the controller stops scaling it by design
+    (ScalingActive False, ScalingDisabled) until someone scales it up again; who parked it is
+    what the target's annotations and events say."""
+    target = str(h["target"]["name"] or "")
+    dep = next((d for d in ctx.facts.deployments(ctx.ns)[0] if d["name"] == target), None)
+    notes = dep.get("annotations") or {} if dep else {}
+    noted = "; ".join(f"{k}={short(v, 80)}" for k, v in list(notes.items())[:4])
+    events, eid = ctx.facts.events_about(ctx.ns, target)
+    scaled = next((e for e in events if "scal" in str(e["reason"] or "").lower()), None)
+    return link(
+        None,
+        f"HPA {h['name']} does not scale by design: ScalingActive False, ScalingDisabled "
+        f'("{short(str(active.get("message") or ""), 120)}"): its target {target} was scaled to '
+        "0 replicas, and the controller leaves a target at zero alone until it is scaled up"
+        + (f"; {target} is annotated {noted}" if noted else "")
+        + (
+            f'; {scaled["source"] or "something"} scaled it: "{short(str(scaled["message"]), 80)}"'
+            if scaled
+            else ""
+        )
+        + ". It is parked on purpose, not broken: scale it up (or lift the downtime) when it "
+        "should serve.",
+        hid,
+        ctx.facts.deployments(ctx.ns)[1] if dep else None,
+        eid if scaled else None,
+        about=ctx.ref("HorizontalPodAutoscaler", h["name"]),
+    )
 
 
 def _stabilized(

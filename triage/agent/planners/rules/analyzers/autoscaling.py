@@ -4,6 +4,9 @@ An HPA at its minimum with low load is by design, and said so (a reason for "no 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
+
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
@@ -94,6 +97,47 @@ def _source_gone(ctx: Ctx, h: p.HPA, message: str) -> tuple[str, str | None] | N
     return None
 
 
+# the object an Object metric describes, as the HPA controller names it in its error
+# ("… Ingress on shop classifieds-main/unable to fetch …", "… for ingresses.networking.k8s.io
+# classifieds-main")
+_DESCRIBED = re.compile(
+    r"\b(?P<kind>[A-Z][A-Za-z]+) on \S+ (?P<name>[a-z0-9][\w.-]*)/"
+    r"|\bfor (?P<res>[a-z]+)(?:\.[\w.]+)? (?P<name2>[a-z0-9][\w.-]*)$"
+)
+
+
+def _names(read: tuple[Sequence[Mapping[str, object]], str | None]) -> tuple[list[str], str | None]:
+    return sorted(str(x["name"]) for x in read[0]), read[1]
+
+
+def _described_gone(ctx: Ctx, message: str) -> tuple[str, str | None] | None:
+    """An Object metric about an object of the namespace that does not exist (renamed by a
+    chart, deleted): the adapter has no series for it, whatever it serves for the others."""
+    m = _DESCRIBED.search(message)
+    if m is None:
+        return None
+    kind = m.group("kind") or {"ingresses": "Ingress", "services": "Service"}.get(
+        m.group("res") or "", ""
+    )
+    name = m.group("name") or m.group("name2")
+    listed: dict[str, tuple[list[str], str | None]] = {
+        "Ingress": _names(ctx.facts.ingresses(ctx.ns)),
+        "Service": _names(ctx.facts.services(ctx.ns)),
+        "Deployment": _names(ctx.facts.deployments(ctx.ns)),
+    }
+    if kind not in listed or listed[kind][1] is None:
+        return None
+    names, lid = listed[kind]
+    if name in names:
+        return None
+    return (
+        f"its Object metric describes {kind} {name}, which does not exist in {ctx.ns} "
+        f"({kind} objects there: {', '.join(names[:4]) or 'none'}): there is no such object and no "
+        "series for it — the HPA still names an old name",
+        lid,
+    )
+
+
 def _metrics_server_says(ctx: Ctx, message: str) -> tuple[str, str] | None:
     """When the HPA cannot reach the resource metrics API: the metrics-server that serves it
     (found in any namespace) and the failure its log gives, e.g. every kubelet scrape refused
@@ -130,10 +174,16 @@ def hpas(ctx: Ctx) -> list[Finding]:
         if not (ctx.in_focus(ref) or ctx.in_focus(hpa_ref)):
             continue
         active = _cond(h, "ScalingActive")
+        if active and active.get("reason") == "ScalingDisabled":
+            continue  # its target is scaled to 0: the HPA stands aside by design (reasons.py)
         if active and active.get("status") == "False":
             message = str(active.get("message") or "")
             missing_requests = "missing request" in message
-            source = _source_gone(ctx, h, message) or _metrics_server_says(ctx, message)
+            source = (
+                _described_gone(ctx, message)
+                or _source_gone(ctx, h, message)
+                or _metrics_server_says(ctx, message)
+            )
             cause = (
                 f"HPA {h['name']} cannot compute its CPU utilization because {target}'s containers "
                 f"set no resources.requests.cpu ({short(message, 160)})"

@@ -27,9 +27,23 @@ def _heaviest(ctx: Ctx, node: p.Node) -> str:
     unlimited = [
         x["name"] for x in on if any(not c["limits"].get("memory") for c in x["containers"])
     ]
+    # an emptyDir with medium Memory is a tmpfs: what is written there is RAM, and without a
+    # sizeLimit nothing bounds it but the node
+    tmpfs = [
+        f"{x['name']} (emptyDir {v.get('name')}, medium: Memory, no sizeLimit)"
+        for x in on
+        for v in x["volumes"]
+        if v.get("kind") == "emptyDir" and v.get("medium") == "Memory" and not v.get("size_limit")
+    ]
+    out = ""
+    if tmpfs:
+        out += (
+            "; pods there write to memory-backed (tmpfs) volumes, RAM the node counts: "
+            + ", ".join(tmpfs[:3])
+        )
     if unlimited:
-        return f"; pods there without a memory limit: {', '.join(unlimited[:3])}"
-    return ""
+        out += f"; pods there without a memory limit: {', '.join(unlimited[:3])}"
+    return out
 
 
 # A program that cannot start a process or a thread: what running out of PIDs looks like

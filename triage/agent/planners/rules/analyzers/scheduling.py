@@ -748,11 +748,21 @@ def _used_by(ctx: Ctx, message: str) -> str:
     what = m.group("what")
     if what in ("pods", "count/pods", "count/jobs.batch"):
         return _counted_by(ctx, what)
-    field, _, resource = what.rpartition(".")
+    field, _, resource = (
+        what.partition(".")
+        if what.startswith(("requests.", "limits."))
+        else (
+            "",
+            "",
+            what,
+        )
+    )
     field = field or "requests"
-    if field not in ("requests", "limits") or resource not in _SUMMED:
+    # an extended resource (nvidia.com/gpu) is counted in whole devices
+    extended = "/" in resource
+    if field not in ("requests", "limits") or (resource not in _SUMMED and not extended):
         return ""
-    measure = quantities.cpu_cores if resource == "cpu" else quantities.quantity_bytes
+    measure = quantities.cpu_cores if resource == "cpu" or extended else quantities.quantity_bytes
     totals: dict[str, list[float]] = {}
     for pod in ctx.facts.pods(ctx.ns)[0]:
         if pod["phase"] in ("Succeeded", "Failed"):
@@ -766,7 +776,11 @@ def _used_by(ctx: Ctx, message: str) -> str:
     if not ranked or not sum(ranked[0][1]):
         return ""
     shown = (
-        (f"{sum(v) * 1000:.0f}m" if resource == "cpu" else quantities.human(sum(v)))
+        f"{sum(v) * 1000:.0f}m"
+        if resource == "cpu"
+        else f"{sum(v):g}"
+        if extended
+        else quantities.human(sum(v))
         for _, v in ranked
     )
     return f"; {what} is held by " + ", ".join(
@@ -826,10 +840,23 @@ def _offender(ctx: Ctx, ref: Ref, m: re.Match[str]) -> str:
     if template is None or not got or not what:
         return ""
     asked = (m.group("which") or "").lower() == "request"
+    field = "requests" if asked else "limits"
+    if (m.group("per") or "").lower() == "pod":
+        # a bound per Pod is the sum of its containers': which ones add up to it
+        parts = [
+            (c["name"], value)
+            for c in template["containers"]
+            if (value := (c["requests"] if asked else c["limits"]).get(what.lower())) is not None
+        ]
+        if len(parts) > 1:
+            return (
+                f" (its containers' {field} {what}: "
+                + " + ".join(f"{name} {value}" for name, value in parts)
+                + f" = {got})"
+            )
     for c in [*template["containers"], *template["init_containers"]]:
         value = (c["requests"] if asked else c["limits"]).get(what.lower())
         if value is not None and str(value) == got:
-            field = "requests" if asked else "limits"
             return f" (container {c['name']} {field} {what} {got})"
     return ""
 

@@ -784,6 +784,32 @@ def _not_headless(
     )
 
 
+def _unhealthy(pods: list[p.Pod], healthy: int, count: int) -> str:
+    """'; seat-map-api-7f-x is not healthy (api: CrashLoopBackOff, 14 restarts, image …:2.8.0)':
+    the pods the budget does not count as healthy, and why, when some are not — that, not the
+    budget, is what leaves no disruption to allow."""
+    if healthy >= count:
+        return ""
+    sick = [x for x in pods if not x["ready"]][:2]
+    said = []
+    for pod in sick:
+        c = next((c for c in pod["containers"] if not c["ready"]), None)
+        state = (c["state"] or {}) if c else {}
+        why = ", ".join(
+            x
+            for x in (
+                f"{c['name']}: {state.get('reason') or state.get('kind') or 'not ready'}"
+                if c
+                else pod["phase"] or "",
+                f"{c['restarts']} restarts" if c and c["restarts"] else "",
+                f"image {c['image']}" if c and c["image"] else "",
+            )
+            if x
+        )
+        said.append(f"{pod['name']} is not healthy ({why})")
+    return "; " + "; ".join(said) if said else ""
+
+
 def pdbs(ctx: Ctx) -> list[Finding]:
     budgets, bid = ctx.facts.pdbs(ctx.ns)
     events, eid = ctx.facts.warnings(ctx.ns)
@@ -814,6 +840,7 @@ def pdbs(ctx: Ctx) -> list[Finding]:
             f"{ref.name} has {count} pod{'s' if count != 1 else ''} "
             f"({pdb['current_healthy']} healthy)"
             + (lone if count == 1 else "")
+            + _unhealthy(pods, pdb["current_healthy"], count)
             + " and the budget needs them all, so "
             f"evicting any of {ref.name}'s pods is refused and the drain of "
             f"{', '.join(on) or 'the node'} cannot finish" + _spans(ctx, pdb, ctx.ns)

@@ -8,6 +8,7 @@ import re
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import quantities
+from triage.agent.planners.rules.analyzers.access import refusal
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import series_values
@@ -127,10 +128,26 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
             )
             facts: tuple[Fact, ...] = (fact("k8s.storage_classes", f"[name={sc}]", "absent", None),)
         elif prov is not None:
+            said = str(prov["message"])
+            # a cloud API refusing the provisioner's identity: who may not do what, and the
+            # API's code, which the clipped message would cut
+            denied = refusal(said)
+            code = re.search(
+                r"\b(UnauthorizedOperation|AccessDenied\w*|Forbidden|PERMISSION_DENIED|AuthorizationFailed)\b",
+                said,
+            )
             cause = (
                 f"claim {claim['name']} (accessModes {', '.join(claim['access_modes']) or 'none'})"
                 f" cannot be provisioned by StorageClass {sc}: "
-                f"{short(str(prov['message']), 200)}"
+                f"{short(said, 200)}"
+                + (
+                    "; the cloud refuses the provisioner's identity"
+                    + (f" ({code.group(1)})" if code else "")
+                    + f": {denied} — the CSI controller calls the cloud as that identity, so "
+                    "it needs the permission (or its own role on its ServiceAccount)"
+                    if denied
+                    else ""
+                )
             )
             facts = ()
         elif (unfit := _no_volume_fits(ctx, claim)) is not None:

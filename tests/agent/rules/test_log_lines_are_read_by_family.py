@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.quantities import memory_settings, quantity_bytes
+from triage.agent.planners.rules.reads import PULL_DENIED
 from triage.agent.planners.rules.text import (
     Endpoint,
     Family,
@@ -362,3 +363,22 @@ def test_a_line_naming_an_optional_feature_it_runs_without_is_handled() -> None:
     assert text.handled("Cannot fetch the current zone, ZONE_AWARE feature is disabled")
     assert text.handled("ERROR could not open /data/db: permission denied") is None
     assert text.severity("service-dns-timeout: 5, service-name: basket-session-hz") == 0
+
+
+@pytest.mark.parametrize(
+    ("message", "refused"),
+    [
+        (
+            'failed to resolve reference "x.dkr.ecr.eu-central-1.amazonaws.com/a:1": unexpected '
+            "status from HEAD request to https://x/v2/a/manifests/1: 403 Forbidden",
+            True,
+        ),
+        ("pull access denied for registry.example.com/a, repository does not exist", True),
+        ("no basic auth credentials", True),
+        ("failed to fetch anonymous token: unexpected status: 401 Unauthorized", True),
+        ('failed to pull and unpack image "docker.io/library/a:9": not found', False),
+        ("429 Too Many Requests - Server message: toomanyrequests", False),
+    ],
+)
+def test_a_pull_refused_for_its_credentials(message: str, refused: bool) -> None:
+    assert (PULL_DENIED.search(message) is not None) == refused

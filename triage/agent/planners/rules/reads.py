@@ -140,6 +140,41 @@ def logs(ctx: Ctx) -> list[ToolCall]:
 
 MAX_NEIGHBOURS = 2
 
+# a registry refusing the credentials a pull presented
+PULL_DENIED = re.compile(
+    r"unauthorized|denied|authentication required|\b40[13]\b|forbidden|"
+    r"no basic auth credentials|authorization token has expired",
+    re.I,
+)
+
+
+def pull_denied(pod: p.Pod) -> bool:
+    return any(
+        (c["state"] or {}).get("reason") in ("ErrImagePull", "ImagePullBackOff")
+        and PULL_DENIED.search(str((c["state"] or {}).get("message") or ""))
+        for c in pod["containers"]
+    )
+
+
+def refreshers(ctx: Ctx) -> list[p.Pod]:
+    """When a pull of the pods asked about is refused for its credentials: the failed pods of
+    the namespace's Jobs (≤ 2), one of which may be what renews the pull Secret (an ECR
+    token lives 12 hours, so a CronJob recreates it)."""
+    if not any(pull_denied(x) for x in ctx.focus_pods):
+        return []
+    pods, _ = ctx.facts.pods(ctx.ns)
+    return [
+        x for x in pods if x["phase"] == "Failed" and x["owner"] and x["owner"]["kind"] == "Job"
+    ][:MAX_NEIGHBOURS]
+
+
+def refresher_logs(ctx: Ctx) -> list[ToolCall]:
+    return [
+        call("k8s.logs", namespace=ctx.ns, pod=x["name"], container=c["name"])
+        for x in refreshers(ctx)
+        for c in x["containers"][:1]
+    ]
+
 
 def fenced_neighbours(ctx: Ctx) -> list[p.Pod]:
     """One running pod of each other workload of the namespace, when the pods asked about are
@@ -240,7 +275,7 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.storage_classes"))
     if any(c["phase"] == "Pending" for c in pvcs):
         out.append(call("k8s.persistent_volumes"))  # what a claim could bind to, and why not
-    out += ingress_reads(ctx)
+    out += [*ingress_reads(ctx), *refresher_logs(ctx)]
     for cron in facts.cronjobs(ns)[0]:
         # the controller's Normal events say what became of its runs (SuccessfulDelete of a
         # run Replace cut short, SawCompletedJob): read for the CronJobs asked about

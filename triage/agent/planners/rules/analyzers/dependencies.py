@@ -759,6 +759,9 @@ _LINE_TIME = re.compile(
     r"|^\[?(?P<l>\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)"
 )
 RELEASE_BEFORE_S = 2 * 3600.0  # a release this long before the caller's failures may be theirs
+# a generation series steps at the first scrape and range step after the change, and log clocks
+# drift: a release read up to this long after the first failure is still before it
+RELEASE_SKEW_S = 300.0
 
 
 def _line_time(line: str) -> float | None:
@@ -828,7 +831,9 @@ def dependency_released(ctx: Ctx) -> list[Finding]:
             if newest is None or hid is None:
                 continue
             released = _released_at(ctx, ns, dep["name"], newest)
-            if released is None or not 0 <= first_failure - released[0] <= RELEASE_BEFORE_S:
+            if released is None or not (
+                -RELEASE_SKEW_S <= first_failure - released[0] <= RELEASE_BEFORE_S
+            ):
                 continue
             # the caller did not change in between: it is the other side that did
             moved = [
@@ -848,7 +853,7 @@ def dependency_released(ctx: Ctx) -> list[Finding]:
             )
             if caller is None:
                 continue
-            minutes = (first_failure - released[0]) / 60
+            minutes = max(first_failure - released[0], 0.0) / 60
             images = ", ".join(newest["images"])
             before = (
                 f"; revision {good['revision']} ({', '.join(good['images'])}) answered in the "

@@ -21,7 +21,7 @@ from triage.agent.planners.rules.analyzers.containers import _last, _state
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref
-from triage.agent.planners.rules.reads import epoch
+from triage.agent.planners.rules.reads import PULL_DENIED, epoch, refreshers
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -44,7 +44,7 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         ) or next((e for e in events if "pull" in str(e["message"]).lower()), None)
         message = str((failed["message"] if failed else None) or _state(c).get("message") or "")
         lower = message.lower()
-        denied = any(w in lower for w in ("unauthorized", "denied", "authentication required"))
+        denied = PULL_DENIED.search(message) is not None
         missing = any(w in lower for w in ("not found", "manifest unknown", "does not exist"))
         limited = any(w in lower for w in ("toomanyrequests", "too many requests", "rate limit"))
         platform = _platform_mismatch(ctx, pod, lower)
@@ -110,7 +110,71 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         )
         changed_since_healthy(ctx, ref, f, field="image")
         out.append(f)
+        if denied and (renewal := _renewal_refused(ctx, pod, c, message, eid)) is not None:
+            out.append(renewal)
     return out
+
+
+def _renewal_refused(
+    ctx: Ctx, pod: p.Pod, c: p.Container, message: str, eid: str | None
+) -> Finding | None:
+    """A pull refused for its credentials while the Job that renews them fails: a failed Job
+    pod of the namespace whose own log says the API server forbade it a verb on Secrets (its
+    ServiceAccount's Role lacks it), so the pull Secret is never renewed and the registry
+    refuses what is left of it (an expired token)."""
+    for job_pod in refreshers(ctx):
+        for jc in job_pod["containers"][:1]:
+            log, lid = ctx.facts.logs(ctx.ns, job_pod["name"], jc["name"], False)
+            said = next(
+                (
+                    ln
+                    for ln in log
+                    if text.family(ln) is text.Family.K8S_FORBIDDEN and "secrets" in ln
+                ),
+                None,
+            )
+            if said is None or lid is None:
+                continue
+            job = str(job_pod["owner"]["name"] if job_pod["owner"] else job_pod["name"])
+            cron = next(
+                (
+                    x["name"]
+                    for x in ctx.facts.cronjobs(ctx.ns)[0]
+                    if job.startswith(x["name"] + "-") and job[len(x["name"]) + 1 :].isdigit()
+                ),
+                None,
+            )
+            who = f"CronJob {cron}'s Job {job}" if cron else f"Job {job}"
+            ref = ctx.workload_ref(pod)
+            renewer = ctx.ref("CronJob", cron) if cron else ctx.ref("Job", job)
+            cause = (
+                f"the registry refuses {ref.name}'s pull ({short(message, 120)}) because the "
+                f"pull credentials are not refreshed: {who}, which renews a Secret, fails — the "
+                f'API server forbids it: "{short(said, 220)}"; its ServiceAccount\'s Role lacks '
+                "that verb on secrets, so the Secret keeps an expired token"
+            )
+            return Finding(
+                cls=CauseClass.RBAC_FORBIDDEN,
+                cause=cause,
+                summary=f"{ref.name} cannot pull: {who} cannot renew the pull Secret (RBAC)",
+                impact=f"New pods of {ref.name} cannot start.",
+                chain=chain(
+                    link(
+                        S,
+                        f"Container {c['name']} of pod {pod['name']} cannot pull: "
+                        f"{short(message, 160)}",
+                        eid,
+                        about=ctx.pod_ref(pod),
+                    ),
+                    link(C, cause[0].upper() + cause[1:] + ".", lid, about=renewer),
+                ),
+                explains={str(ref), str(ctx.pod_ref(pod)), str(renewer)},
+                follow_ups=[
+                    f"Grant the verb the log names on secrets to {who}'s ServiceAccount; then "
+                    "run it once to renew the Secret."
+                ],
+            )
+    return None
 
 
 RECREATED_S = 3600.0  # a pod this much younger than its revision was recreated, not deployed

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.support.scenario_format import EventStep
 from tests.support.scenarios import ScenarioError, load_scenario, load_scenarios
 
 BASE: dict[str, Any] = {
@@ -138,6 +140,52 @@ def mutate(path: str, value: Any, base: dict[str, Any] | None = None) -> dict[st
             mutate("after_apply", [{"action": "patch", "kind": "Job", "name": "x", "patch": {}}]),
             "not in objects",
         ),
+        (
+            mutate(
+                "after_apply",
+                [
+                    {
+                        "action": "event",
+                        "involved": {"kind": "Deployment", "name": "web"},
+                        "reason": "R",
+                        "message": "m",
+                        "daily_at": "25:00",
+                    }
+                ],
+            ),
+            "HH:MM",
+        ),
+        (
+            mutate(
+                "after_apply",
+                [
+                    {
+                        "action": "event",
+                        "involved": {"kind": "Deployment", "name": "web"},
+                        "reason": "R",
+                        "message": "m",
+                        "daily_at": "07:30 Mars/Olympus",
+                    }
+                ],
+            ),
+            "time zone",
+        ),
+        (
+            mutate(
+                "after_apply",
+                [
+                    {
+                        "action": "event",
+                        "involved": {"kind": "Deployment", "name": "web"},
+                        "reason": "R",
+                        "message": "m",
+                        "daily_at": "07:30",
+                        "age": "2h",
+                    }
+                ],
+            ),
+            "not both",
+        ),
     ],
 )
 def test_broken_scenarios_are_rejected(tmp_path: Path, data: dict[str, Any], match: str) -> None:
@@ -201,3 +249,24 @@ def test_the_digest_changes_with_the_content(tmp_path: Path) -> None:
     b = load_scenario(write(tmp_path, mutate("description", "other")))
     assert a.digest() != b.digest()
     assert a.digest() == load_scenario(write(tmp_path, BASE)).digest()
+
+
+def test_a_daily_event_is_last_seen_at_the_latest_such_wall_clock_time() -> None:
+    step = EventStep.model_validate(
+        {
+            "action": "event",
+            "involved": {"kind": "Deployment", "name": "web"},
+            "reason": "R",
+            "message": "m",
+            "daily_at": "19:30 Europe/Berlin",
+            "count": 8,
+        }
+    )
+    # 2026-12-06 19:10 UTC is 20:10 in Berlin: the latest 19:30 there was 18:30 UTC that day
+    now = datetime(2026, 12, 6, 19, 10, tzinfo=UTC).timestamp()
+    first, last = step.seen(now)
+    assert last == datetime(2026, 12, 6, 18, 30, tzinfo=UTC).timestamp()
+    assert first == last - 7 * 86400
+    # at 18:00 UTC (19:00 in Berlin) it was the day before
+    first, last = step.seen(datetime(2026, 12, 6, 18, 0, tzinfo=UTC).timestamp())
+    assert last == datetime(2026, 12, 5, 18, 30, tzinfo=UTC).timestamp()

@@ -19,8 +19,10 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import (
@@ -587,9 +589,21 @@ class EventStep(_Model):
     age: Duration = Field(default=0.0, description="how long ago it happened (>= 0)")
     first_age: Duration | None = Field(default=None, description="first seen (>= age)")
     count: int = Field(default=1, ge=1)
+    daily_at: str | None = Field(
+        default=None,
+        description="'HH:MM Zone': last seen at the latest such wall-clock time (instead of "
+        "age), and a repeated event (count > 1) recurs daily, first seen count-1 days before",
+    )
     source: str = "triage-scenario"
     host: str | None = Field(default=None, description="source.host (kubelet events: a node)")
     _d = _duration_fields("age", "first_age")
+
+    @field_validator("daily_at")
+    @classmethod
+    def _wall_clock(cls, value: str | None) -> str | None:
+        if value is not None:
+            daily_times(value)
+        return value
 
     @field_validator("age", "first_age")
     @classmethod
@@ -600,7 +614,37 @@ class EventStep(_Model):
     def _one_target(self) -> EventStep:
         if (self.involved is None) == (self.pod_selector is None):
             raise ValueError("an event step needs exactly one of involved or pod_selector")
+        if self.daily_at is not None and (self.age or self.first_age is not None):
+            raise ValueError("an event step gives daily_at or age/first_age, not both")
         return self
+
+    def seen(self, now: float) -> tuple[float, float]:
+        """(first, last) seen, as epoch seconds, for an event applied at `now`."""
+        if self.daily_at is None:
+            return now - max(self.first_age or self.age, self.age), now - self.age
+        last = daily_times(self.daily_at)(now)
+        return last - (self.count - 1) * 86400.0, last
+
+
+def daily_times(spec: str) -> Callable[[float], float]:
+    """'19:30 Europe/Berlin' (or '19:30', UTC) -> the latest such wall-clock time <= now."""
+    m = re.fullmatch(r"([01]\d|2[0-3]):([0-5]\d)(?: (\S+))?", spec.strip())
+    if m is None:
+        raise ValueError(f"daily_at {spec!r}: expected 'HH:MM' or 'HH:MM Zone'")
+    try:
+        zone = ZoneInfo(m.group(3) or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"daily_at {spec!r}: unknown time zone") from None
+    hour, minute = int(m.group(1)), int(m.group(2))
+
+    def latest(now: float) -> float:
+        local = datetime.fromtimestamp(now, zone)
+        at = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        if at.timestamp() > now:
+            at = (at - timedelta(days=1)).replace(hour=hour, minute=minute)
+        return at.timestamp()
+
+    return latest
 
 
 class WaitStep(_Model):

@@ -611,8 +611,8 @@ def create_event(ctx: _Context, step: EventStep) -> None:
         event_ns = NODE_EVENTS_NAMESPACE if kind == "Node" else (involved_ns or scenario.namespace)
         target = get_json(api, _path(kind, involved_ns or None, name))
     now = time.time()
-    last = _rfc3339(now - step.age)
-    first = _rfc3339(now - max(step.first_age or step.age, step.age))
+    first_at, last_at = step.seen(now)
+    last, first = _rfc3339(last_at), _rfc3339(first_at)
     digest = hashlib.sha256(f"{scenario.name}:{step.model_dump_json()}".encode()).hexdigest()
     involved: dict[str, Any] = {
         "apiVersion": _api_version(kind),

@@ -180,6 +180,7 @@ class Event(TypedDict):
     object: EventObject
     count: int
     last_seen: str | None
+    first_seen: NotRequired[str | None]  # firstTimestamp: with count, how often it recurs
     source: str | None
 
 

@@ -433,6 +433,7 @@ def event(obj: Json) -> p.Event:
         "last_seen": obj.get("lastTimestamp")
         or obj.get("eventTime")
         or get(obj, "metadata", "creationTimestamp"),
+        "first_seen": obj.get("firstTimestamp"),
         "source": get(obj, "source", "component") or obj.get("reportingComponent"),
     }
 

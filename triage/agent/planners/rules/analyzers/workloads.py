@@ -179,14 +179,11 @@ def _suspended_in_turns(ctx: Ctx, cron: p.CronJob) -> str | None:
     parsed = cron_.parse(cron["schedule"])
     if stop is None or go is None or parsed is None:
         return None
-    stopped, resumed = epoch(stop["last_seen"]), epoch(go["last_seen"])
     fired = cron_.previous_run(parsed, ctx.now, cron.get("time_zone"))
-    if stopped is None or resumed is None or fired is None:
-        return None
-    if not stopped < fired < resumed:
+    late = None if fired is None else _suspended_for(stop, go, fired)
+    if fired is None or late is None:
         return None  # the last run's time fell while it ran: not why
     who = stop["source"] or go["source"] or "another component"
-    late = resumed - fired
     deadline = cron["starting_deadline_s"]
     skipped = (
         f"; it was resumed {late / 60:.0f} min after that time, later than its "
@@ -203,6 +200,33 @@ def _suspended_in_turns(ctx: Ctx, cron: p.CronJob) -> str | None:
         f"{_ago(ctx, go['last_seen'])}): its schedule '{cron['schedule']}'{zone} last fell at "
         f"{_when(fired)}, while it was suspended{skipped}"
     )
+
+
+def _recurrence(ev: p.Event) -> float | None:
+    """How often a repeated event recurs: (last - first) / (count - 1), when it has repeated."""
+    first, last = epoch(ev.get("first_seen")), epoch(ev["last_seen"])
+    if first is None or last is None or ev["count"] < 2 or last <= first:
+        return None
+    return (last - first) / (ev["count"] - 1)
+
+
+def _suspended_for(stop: p.Event, go: p.Event, fired: float) -> float | None:
+    """How long after a schedule time the CronJob was resumed, when that time fell inside a
+    suspension (None when it did not). A suspension and a resumption that recur (a
+    downscaler's nightly window) are a cycle: the time is suspended when it lies after a
+    suspension's place in the cycle and before the next resumption's, whichever turn of the
+    cycle it fell in — the last events alone tell only the latest turn. Events that have not
+    recurred say only that: suspended at one time, resumed at a later one."""
+    stopped, resumed = epoch(stop["last_seen"]), epoch(go["last_seen"])
+    if stopped is None or resumed is None:
+        return None
+    period = _recurrence(stop) or _recurrence(go)
+    first = epoch(stop.get("first_seen")) or stopped
+    if period is None or fired < first:
+        return resumed - fired if stopped < fired < resumed else None
+    into = (fired - stopped) % period  # how far into its turn of the cycle the time fell
+    window = (resumed - stopped) % period  # how long each suspension lasts
+    return window - into if 0 < into < window else None
 
 
 def _when(ts: float) -> str:

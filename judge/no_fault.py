@@ -13,6 +13,9 @@ run) was measured and found absent (judge/symptoms.py); and what the user asked 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+
 from judge import symptoms
 from judge.cause import (
     asked_pods,
@@ -25,6 +28,7 @@ from judge.input import JudgeInput
 from judge.reads import Findings, Json, Reads, selects_any
 from tools.results import ToolStatus
 from triage.core.causes import CauseClass
+from triage.core.signals import ERROR_RATIO_FLOOR
 
 
 def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
@@ -291,8 +295,10 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
         out.missing.append(f"{why}: 'no fault' does not answer it")
     seen = symptoms.says_healthy(inp.words)
     outcomes = [k for k in inp.reported if k is not symptoms.Reported.NOT_RUN]
-    if seen is not None and outcomes:
-        # they looked at the pods and still see the failure: the pods' health is no answer
+    if seen is not None and outcomes and not _measured_at_edge(inp, reads, ns, outcomes):
+        # they looked at the pods and still see the failure: the pods' health is no answer,
+        # unless what they see was measured where they see it (the proxy in front counts no
+        # server error for the namespace in the whole window)
         out.missing.append(
             f"the request reports {outcomes[0]} while saying \"{seen}\": a 'no fault' from the "
             "health of what it names tells the requester what they already saw, and the failure "
@@ -323,3 +329,17 @@ def no_fault_explained(inp: JudgeInput, reads: Reads, out: Findings) -> None:
             f"'no fault' is complete: the pods, warning events and conditions read in {ns} are "
             "healthy or explained"
         )
+
+
+def _measured_at_edge(
+    inp: JudgeInput, reads: Reads, ns: str, outcomes: Sequence[symptoms.Reported]
+) -> bool:
+    """Failing requests the user sees, measured where they see them: the proxy in front counts
+    the namespace's requests, and no more than the floor of them were server errors at any
+    time in the window."""
+    at_edge = symptoms.edge_share(reads, ns, inp.now or time.time())
+    return (
+        list(outcomes) == [symptoms.Reported.ERRORS]
+        and at_edge is not None
+        and at_edge.peak <= ERROR_RATIO_FLOOR
+    )

@@ -32,6 +32,7 @@ from tools.results import ToolStatus
 from triage.core import cron
 from triage.core.signals import (
     ERROR_MATCHERS,
+    ERROR_RATIO_FLOOR,
     NOT_FOUND_MATCHERS,
     REQUEST_COUNTER_SELECTOR,
     rate,
@@ -40,7 +41,6 @@ from triage.core.signals import (
 )
 
 WINDOW_S = 3 * 3600.0
-ERROR_RATIO_FLOOR = 0.05
 NOT_FOUND_FLOOR = 0.05  # a 404 share that doubled to above this is more than scanners and typos
 LOG_PODS = 6  # pods whose logs a 'no fault' to a report of failed connections reads
 LOG_CONTAINERS = 3
@@ -219,8 +219,22 @@ def _series(reads: Reads, query: str, end: float) -> Series | None:
 
 
 def _share(reads: Reads, ns: str, end: float, matchers: tuple[str, ...]) -> Series | None:
-    """The share of the namespace's counted requests that `matchers` select, over the window."""
-    sel = f'{REQUEST_COUNTER_SELECTOR},namespace="{ns}"'
+    """The share of the namespace's counted requests that `matchers` select, over the window:
+    its own counters, or where it has none, what a proxy elsewhere counts for its objects."""
+    own = _share_of(reads, f'namespace="{ns}"', end, matchers)
+    return own if own is not None else edge_share(reads, ns, end, matchers)
+
+
+def edge_share(
+    reads: Reads, ns: str, end: float, matchers: tuple[str, ...] = ERROR_MATCHERS
+) -> Series | None:
+    """The share a proxy in another namespace counts for this one's objects (scraped there,
+    their namespace is kept as `exported_namespace`: the ingress controller's counter)."""
+    return _share_of(reads, f'exported_namespace="{ns}"', end, matchers)
+
+
+def _share_of(reads: Reads, where: str, end: float, matchers: tuple[str, ...]) -> Series | None:
+    sel = f"{REQUEST_COUNTER_SELECTOR},{where}"
     picked = " or ".join(rate(f"{{{sel},{m}}}") for m in matchers)
     found = _series(reads, f"sum({picked}) / sum({rate('{' + sel + '}')})", end)
     if found is not None:

@@ -108,8 +108,10 @@ class Cluster:
         deployments: list[dict[str, Any]] | None = None,
         policies: list[dict[str, Any]] | None = None,
         not_found: list[float] | None = None,
+        edge: list[float] | None = None,
     ):
         self.ratio, self.latency, self.log = ratio, latency, log
+        self.edge = edge  # the 5xx share a proxy in another namespace counts for this one
         self.not_found = not_found
         self.cronjobs = cronjobs or []
         self.events, self.deployments = events or [], deployments or []
@@ -147,6 +149,10 @@ class Cluster:
                 values = [1.0] * len(self.ratio)  # the total rate: requests were counted
             if '"404"' in query:
                 values = self.not_found
+            if "exported_namespace" in query:
+                values = self.edge
+                if "5.." not in query and self.edge is not None:
+                    values = [1.0] * len(self.edge)
             if values is not None:
                 data = [
                     {"metric": {}, "values": [[NOW - 60 * i, str(v)] for i, v in enumerate(values)]}
@@ -211,6 +217,25 @@ def test_a_failure_reported_beside_the_pods_health_is_not_answered_by_it(words: 
     the pods' health (the app's own counters flat too) repeats what they saw."""
     missing = _no_fault(words, Cluster(ratio=FLAT, latency=FLAT, log=[]))
     assert any("a 'no fault' from the health of what it names" in m for m in missing), missing
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "customers get 502s on the storefront while the api pods are all green",
+        "api returns 500s on checkout but the pods look healthy",
+    ],
+)
+def test_failing_requests_measured_absent_at_the_proxy_are_answered(words: str) -> None:
+    """Where the requester sees the failure, the proxy in front (its counter scraped in its
+    own namespace, this one kept as exported_namespace) counts no server error in the whole
+    window: the 'no fault' was measured where they see it. A proxy that counts 5xx is not."""
+    at_edge = Cluster(ratio=None, latency=FLAT, log=["GET /cart 200"], edge=FLAT)
+    assert _no_fault(words, at_edge) == []
+    failing = Cluster(ratio=None, latency=FLAT, log=["GET /cart 200"], edge=[0.001] * 6 + [0.3] * 6)
+    assert any(
+        "a 'no fault' from the health of what it names" in m for m in _no_fault(words, failing)
+    )
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,15 @@ NOT_FOUND_MATCHERS = tuple(m.replace('"5.."', '"404"') for m in ERROR_MATCHERS[:
 
 # A counter whose name says it counts requests, responses or handled calls
 REQUEST_COUNTER = re.compile(r"request|response|handled")
-REQUEST_COUNTER_SELECTOR = '__name__=~".*(request|response|handled).*_(total|count)"'
+# the status labels request counters use (the error matchers' labels)
+STATUS_LABELS = ("code", "status", "status_code", "response_code", "http_status")
+# above this share of server errors a workload is not "healthy" (the planner's and the judge's)
+ERROR_RATIO_FLOOR = 0.05
+
+# (ingress-nginx names its per-Ingress request counter without the _total suffix)
+REQUEST_COUNTER_SELECTOR = (
+    '__name__=~".*(request|response|handled).*_(total|count)|nginx_ingress_controller_requests"'
+)
 
 _TIMED = re.compile(r"duration|latency|seconds|_time")
 

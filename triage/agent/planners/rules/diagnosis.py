@@ -40,6 +40,7 @@ from triage.agent.planners.rules.reads import (
 )
 from triage.core.causes import CauseClass
 from triage.core.models import Claim, Goal, LinkRole, RCADraft
+from triage.core.signals import ERROR_RATIO_FLOOR
 
 
 def _checked(facts: Facts) -> tuple[str, ...]:
@@ -380,9 +381,6 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
 # -- no fault, with reasons ------------------------------------------------------------------
 
 
-ERROR_RATIO_FLOOR = 0.05  # the judge's floor too (judge/symptoms.py): above it, not "no fault"
-
-
 def _error_ratio_now(ctx: Ctx) -> float:
     """The last point of the error-ratio series read, 0 when none was: a chronic ratio that
     never rose in the window is as much a fault as one that did."""
@@ -499,6 +497,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.described_explained(ctx)
     claims += reasons.logs_explained(ctx)
     claims += reasons.waits_explained(ctx)
+    claims += reasons.edge_explained(ctx)
     claims += reasons.alert_explained(ctx)
     claims += reasons.autoscalers_explained(ctx)
     claims += reasons.scaled_down_explained(ctx)

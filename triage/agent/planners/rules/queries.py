@@ -18,14 +18,21 @@ from triage.core.signals import (
     ERROR_MATCHERS,
     NOT_FOUND_MATCHERS,
     REQUEST_COUNTER,
+    STATUS_LABELS,
     rate,
     timed,
 )
 
 
 def metric_discovery(goal: Goal, ns: str, now: float) -> list[ToolCall]:
+    """The namespace's own series, and those a proxy or exporter elsewhere writes about its
+    objects: scraped from another namespace, the object's namespace is kept as
+    `exported_namespace` (the ingress controller's per-Ingress request counter)."""
     start, end = window(goal, now)
-    return [call("prom.metric_names", selector=f'{{namespace="{ns}"}}', start=start, end=end)]
+    return [
+        call("prom.metric_names", selector=f'{{{label}="{ns}"}}', start=start, end=end)
+        for label in ("namespace", "exported_namespace")
+    ]
 
 
 _REQUEST_COUNTERS = (
@@ -200,17 +207,34 @@ def _broken_down(names: set[str], sel: str) -> list[tuple[str, str]]:
     return out
 
 
+def edge_statuses(facts: Facts, ns: str, start: float, end: float) -> list[ToolCall]:
+    """What a proxy in front counts for the namespace's objects, by status: what the users of
+    an Ingress get, where they get it."""
+    edge = f'exported_namespace="{ns}"'
+    return [
+        call(
+            "prom.range",
+            purpose=f"edge_statuses:{counter}",
+            query=f"sum by ({', '.join(STATUS_LABELS)}) ({rate(f'{counter}{{{edge}}}')})",
+            start=start,
+            end=end,
+        )
+        for counter in request_counters(facts.metric_names(f"{{{edge}}}"))[:1]
+    ]
+
+
 def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
     """PromQL for the signals this Prometheus holds for the namespace (discovered names)."""
     names = facts.metric_names(f'{{namespace="{ns}"}}')
-    if not names:
-        return []
     start, end = window(goal, now)
     sel = f'namespace="{ns}"'
-    out: list[ToolCall] = []
+    out = edge_statuses(facts, ns, start, end)
 
     def rng(purpose: str, query: str) -> None:
         out.append(call("prom.range", purpose=purpose, query=query, start=start, end=end))
+
+    if not names:
+        return out
 
     for counter in request_counters(names):
         for share, matchers in _SHARES:

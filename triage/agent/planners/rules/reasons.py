@@ -24,6 +24,7 @@ from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects, series_values
 from triage.core.models import Claim
+from triage.core.signals import ERROR_RATIO_FLOOR, STATUS_LABELS
 
 HEARTBEATS = re.compile(r"^(Watchdog|DeadMansSwitch|DeadMansSnitch|InfoInhibitor|AlwaysFiring)$")
 
@@ -935,6 +936,60 @@ def _held_route(ctx: Ctx, waits: dict[str, float]) -> Claim | None:
             about=ctx.ref("Namespace", ctx.ns, ctx.ns),
         )
     return None
+
+
+# what a status a proxy writes means when it is not the service's own answer
+_PROXY_STATUSES = {
+    "499": "the client closed the request before the answer came (nginx's code for a "
+    "cancelled request: an aborted type-ahead, a closed tab, a client-side timeout)",
+}
+
+
+def edge_explained(ctx: Ctx) -> list[Claim | None]:
+    """What the proxy in front counts for the namespace, by status, now: the share of each
+    status, and that none is a server error — a ratio that counts 4xx (a 499 the client
+    caused) as errors measures the clients, not the service."""
+    out: list[Claim | None] = []
+    for ev in ctx.facts.evidence:
+        if not ev.ok or not (ev.purpose or "").startswith("edge_statuses:"):
+            continue
+        counter = (ev.purpose or "").split(":", 1)[1]
+        rates: dict[str, float] = {}
+        for series in ev.data or []:
+            values = series_values(series)
+            labels = {str(k): str(v) for k, v in (series.get("labels") or {}).items()}
+            status = next((labels[k] for k in STATUS_LABELS if labels.get(k)), None)
+            if values and status:
+                rates[status] = rates.get(status, 0.0) + values[-1]
+        total = sum(rates.values())
+        if total <= 0:
+            continue
+        server = sum(v for k, v in rates.items() if k.startswith("5")) / total
+        if server > ERROR_RATIO_FLOOR:
+            continue  # not healthy at the edge: a cause's to explain, not this
+        shown = ", ".join(
+            f"{k} {v / total:.1%}" for k, v in sorted(rates.items(), key=lambda kv: -kv[1])[:5]
+        )
+        said = (
+            f"The proxy in front counts {total:.1f} requests/s for {ctx.ns} ({counter}, "
+            f"exported_namespace {ctx.ns}), by status: {shown}; "
+            + (
+                f"{server:.2%} are server errors (5xx)"
+                if server
+                else "none is a server error (5xx)"
+            )
+        )
+        client = {k: v for k, v in rates.items() if k.startswith("4")}
+        if client:
+            said += (
+                f"; the {sum(client.values()) / total:.1%} answered 4xx are the clients' own "
+                "doing, which an error-ratio rule counting 4xx with 5xx counts as errors"
+            )
+        for code, meaning in _PROXY_STATUSES.items():
+            if code in rates:
+                said += f"; {code} means {meaning}, not a failure of the service"
+        out.append(link(None, sentence(said), ev.id, about=ctx.ref("Namespace", ctx.ns, ctx.ns)))
+    return out
 
 
 def alert_explained(ctx: Ctx) -> list[Claim | None]:

@@ -178,9 +178,17 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
     ),
 )
 
+# A level word inside a hyphenated name ("scn-place-suggest-error-ratio", "job-failed-alerts")
+# names something; it says nothing about the line.
 _SEVERITY = (
-    (3, re.compile(r"\b(fatal|panic|critical|crit|emerg)\b|^panic:|Traceback", re.I)),
-    (2, re.compile(r"\b(error|err|exception|failed|failure|refused|denied)\b", re.I)),
+    (
+        3,
+        re.compile(r"(?<![\w-])(fatal|panic|critical|crit|emerg)(?![\w-])|^panic:|Traceback", re.I),
+    ),
+    (
+        2,
+        re.compile(r"(?<![\w-])(error|err|exception|failed|failure|refused|denied)(?![\w-])", re.I),
+    ),
     (
         1,
         re.compile(

@@ -987,11 +987,56 @@ def loaded_scenarios(control_plane: Any, scenarios: list[Scenario]) -> dict[str,
 def load_all(
     control_plane: Any, scenarios: Sequence[Scenario], *, workers: int = 12
 ) -> dict[str, LoadedScenario]:
+    """Applies every scenario; one that did not reach its state is applied once more from
+    scratch (a loaded 2-core machine can starve one controller's round for longer than a
+    scenario's timeout), with what its namespace held the first time printed, and the
+    failures of that second try are raised together."""
     # the slowest first, so the pool is not left waiting on them at the end
     ordered = sorted(scenarios, key=lambda s: -s.wait_for.timeout_s)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scenario") as pool:
         futures = {s.name: pool.submit(apply_scenario, control_plane, s) for s in ordered}
-    errors = [f"{name}: {f.exception()}" for name, f in futures.items() if f.exception()]
+    failed = [s for s in ordered if futures[s.name].exception() is not None]
+    errors: list[str] = []
+    for s in failed:
+        first = f"{s.name}: {futures[s.name].exception()}\n{namespace_report(control_plane, s)}"
+        print(f"scenario not loaded, applying it once more from scratch: {first}", flush=True)
+        try:
+            apply_scenario(control_plane, s, reuse=False)
+        except Exception as e:  # every failure is reported with its scenario
+            errors.append(f"{first}\nagain: {e}")
     if errors:
-        raise ScenarioError("scenarios not loaded:\n" + "\n".join(sorted(errors)))
+        raise ScenarioError("scenarios not loaded:\n" + "\n".join(errors))
     return {s.name: LoadedScenario(s.namespace, s) for s in scenarios}
+
+
+def namespace_report(control_plane: Any, scenario: Scenario, *, events: int = 12) -> str:
+    """What the scenario's main namespace holds: each pod's node, phase and states, each
+    ReplicaSet's wanted and ready replicas, and its latest events — for a load error."""
+    ns = scenario.namespace
+    lines: list[str] = []
+    try:
+        with control_plane.api_client() as api:
+            for pod in get_json(api, _path("Pod", ns)).get("items") or []:
+                meta, spec = pod["metadata"], pod.get("spec") or {}
+                gone = " deleting" if meta.get("deletionTimestamp") else ""
+                lines.append(
+                    f"  pod {meta['name']} node={spec.get('nodeName') or '-'} "
+                    f"phase={(pod.get('status') or {}).get('phase')} "
+                    f"{sorted(pod_states(pod))}{gone}"
+                )
+            for rs in get_json(api, _path("ReplicaSet", ns)).get("items") or []:
+                st = rs.get("status") or {}
+                lines.append(
+                    f"  replicaset {rs['metadata']['name']} want={rs['spec'].get('replicas')} "
+                    f"have={st.get('replicas')} ready={st.get('readyReplicas')}"
+                )
+            items = get_json(api, _path("Event", ns)).get("items") or []
+            items.sort(key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""))
+            for e in items[-events:]:
+                lines.append(
+                    f"  event {e.get('type')} {e.get('reason')} "
+                    f"{(e.get('involvedObject') or {}).get('name')}: {e.get('message')}"
+                )
+    except Exception as e:  # a report must not hide the error it explains
+        lines.append(f"  (namespace {ns} not read: {e})")
+    return "\n".join(lines)

@@ -67,7 +67,14 @@ def _answer(tmp_path: Path, change: Any) -> RCADraft:
     return run.best.draft
 
 
-_EVICTED = "inventory-service-6b444b6c48-5vm9n"
+def _evicted() -> str:
+    """The recorded bundle's first pod, whatever name the recording gave it."""
+    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    pods = next(c for c in recorded["calls"] if c["tool"] == "k8s.pods")
+    return str(pods["result"]["data"][0]["name"])
+
+
+_EVICTED = _evicted()
 
 
 def _scratch_outgrown(tool: str, args: dict[str, Any], result: dict[str, Any]) -> None:

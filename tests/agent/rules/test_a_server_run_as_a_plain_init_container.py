@@ -19,7 +19,6 @@ from triage.core.models import RCADraft
 from triage.core.settings import Settings, StateSettings
 
 NS = "scn-healthy"
-POD = "inventory-service-6b444b6c48-5vm9n"
 READY = "2026/12/04 20:45:30 The proxy has started successfully and is ready for new connections!"
 
 
@@ -54,11 +53,18 @@ def _init(name: str, state: dict[str, Any], restart: str | None) -> dict[str, An
     }
 
 
+def _first_pod(recorded: dict[str, Any]) -> str:
+    """The recorded bundle's first pod, whatever name the recording gave it."""
+    pods = next(c for c in recorded["calls"] if c["tool"] == "k8s.pods")
+    return str(pods["result"]["data"][0]["name"])
+
+
 def _answer(tmp_path: Path, restart: str | None, proxy_log: list[str]) -> RCADraft:
     recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    pod_name = _first_pod(recorded)
     for c in recorded["calls"]:
         if c["tool"] == "k8s.pods":
-            pod = next(x for x in c["result"]["data"] if x["name"] == POD)
+            pod = next(x for x in c["result"]["data"] if x["name"] == pod_name)
             pod.update(phase="Pending", ready=False)
             pod["containers"][0].update(
                 ready=False, state={"kind": "waiting", "reason": "PodInitializing"}
@@ -70,7 +76,7 @@ def _answer(tmp_path: Path, restart: str | None, proxy_log: list[str]) -> RCADra
                 _init("migrate", {"kind": "waiting", "reason": "PodInitializing"}, None),
             ]
     log = next(c for c in recorded["calls"] if c["tool"] == "k8s.logs")
-    args = {"namespace": NS, "pod": POD, "container": "db-proxy"}
+    args = {"namespace": NS, "pod": pod_name, "container": "db-proxy"}
     result = {**copy.deepcopy(log["result"]), "args": args, "data": proxy_log}
     recorded["calls"].append({"tool": "k8s.logs", "args": args, "result": result})
     path = tmp_path / "bundle.json"

@@ -105,3 +105,22 @@ def test_a_pasted_secret_is_masked_before_it_is_kept() -> None:
     )
     assert "hunter2-very-secret" not in goal.model_dump_json()
     assert [w.name for w in goal.scope.workloads] == ["checkout-api"]
+
+
+@pytest.mark.parametrize(
+    ("words", "explicit"),
+    [
+        ("did the Service lose its endpoints?", False),
+        ("why is deployment payments slow", False),
+        ("deployment payments-v2 is stuck", True),
+        ("is deploy/payments ok", True),
+        ("is deployment `payments` ok", True),
+    ],
+)
+def test_a_plain_word_after_a_kind_is_a_name_only_if_the_cluster_has_it(
+    words: str, explicit: bool
+) -> None:
+    """Only a word written as a name is reported missing when nothing has it; a plain word
+    after "service" may be prose, and the cluster decides (it is resolved if it exists)."""
+    goal = parse(words, now=NOW)
+    assert [w.explicit for w in goal.scope.workloads] == [explicit]

@@ -50,7 +50,7 @@ _KIND_WORDS = {
 }
 _KIND_NAME = re.compile(
     rf"(?<![\w-])((?P<kind>deployment|service|statefulset|daemonset)\s+|"
-    rf"(?P<kind2>{'|'.join(_KIND_WORDS)})/)[`'\"]?(?P<name>{_NAME})\b",
+    rf"(?P<kind2>{'|'.join(_KIND_WORDS)})/)(?P<quote>[`'\"])?(?P<name>{_NAME})\b",
     re.I,
 )
 _SVC_DNS = re.compile(rf"\b(?P<name>{_NAME})\.{_NAME}\.svc\b", re.I)
@@ -254,7 +254,14 @@ def _workloads(
         name = m.group("name").lower()
         if name != namespace and name not in _STOP_NS and name not in _STOP_NAMES:
             kind = (m.group("kind") or m.group("kind2")).lower()
-            found[name] = Workload(kind=_KIND_WORDS[kind], name=name, explicit=True)
+            # "service checkout" names a Service only as far as the cluster has one: a plain
+            # word after a kind word may be prose ("did the Service lose its endpoints"), so
+            # it is reported missing only when written as a name (kind/name, quoted, or
+            # shaped like one: a hyphen or a digit)
+            shaped = bool(m.group("kind2") or m.group("quote")) or any(
+                ch == "-" or ch.isdigit() for ch in name
+            )
+            found[name] = Workload(kind=_KIND_WORDS[kind], name=name, explicit=shaped)
     for m in _HYPHENATED.finditer(words):
         name = m.group("name").lower()
         if name not in found and name != namespace and name not in _NOT_NAMES:

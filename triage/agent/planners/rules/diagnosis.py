@@ -501,6 +501,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.alert_explained(ctx)
     claims += reasons.autoscalers_explained(ctx)
     claims += reasons.scaled_down_explained(ctx)
+    claims += reasons.traffic_explained(ctx)
     claims += reasons.jobs_explained(ctx)
     others = [x for x in pods if x not in focus and _troubled(x) and x["phase"] != "Succeeded"]
     if others and not ctx.whole_namespace:

@@ -1,7 +1,8 @@
 """Why "no fault": the reasons a reviewer needs, one function per kind of thing that looks
 alarming (warning events and what followed them, error lines, the log lines a question
 describes, restarts long ago, memory shape, full-looking volumes, NetworkPolicies, alerts,
-autoscalers at their bounds, Jobs, scaled-down workloads, scanners' 404s).
+autoscalers at their bounds, Jobs, scaled-down workloads, pods a Service routes past,
+scanners' 404s).
 
 Each returns claims that cite the evidence they rest on; `diagnosis._no_fault` puts them
 after the verdict. A reason is said only when the evidence shows it; the judge re-checks "no
@@ -22,7 +23,7 @@ from triage.agent.planners.rules.analyzers.network import scaled_to_zero
 from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
 from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import selects, series_values
+from triage.agent.planners.rules.facts import selects, series_values, workload_of
 from triage.core.models import Claim
 from triage.core.signals import ERROR_RATIO_FLOOR, STATUS_LABELS
 
@@ -1196,6 +1197,57 @@ def scaled_down_explained(ctx: Ctx) -> list[Claim | None]:
                 about=ctx.ref("Service", svc["name"]),
             )
         )
+    return out
+
+
+def traffic_explained(ctx: Ctx) -> list[Claim | None]:
+    """Ready pods that no Service selects while a Service selects a sibling workload — the
+    same labels but one value (slot=green, not blue): the Service routes to the sibling, so
+    these pods get no requests by the Service's own selector (a blue/green standby, a
+    canary between turns), not for a fault of theirs."""
+    if ctx.whole_namespace:
+        return []
+    out: list[Claim | None] = []
+    for ref in ctx.asked:
+        if ref.kind not in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+            continue
+        out += _routed_past(ctx, ref.kind, ref.name)
+    return out
+
+
+def _routed_past(ctx: Ctx, kind: str, name: str) -> list[Claim | None]:
+    """The claims of `traffic_explained` for one workload the request names."""
+    svcs, sid = ctx.facts.services(ctx.ns)
+    mine = ctx.facts.pods_of(ctx.ns, kind, name)
+    if not svcs or not mine:
+        return []
+    if any(selects(s["selector"], x["labels"]) for s in svcs for x in mine):
+        return []
+    pods, pid = ctx.facts.pods(ctx.ns)
+    out: list[Claim | None] = []
+    for svc in svcs:
+        sel = svc["selector"]
+        labels = mine[0]["labels"]
+        if not sel or not set(sel) <= set(labels):
+            continue
+        differ = {k: v for k, v in sel.items() if labels[k] != v}
+        chosen = [x for x in pods if selects(sel, x["labels"]) and x["ready"]]
+        eps, eid = ctx.facts.endpoints(ctx.ns, svc["name"])
+        if not differ or not chosen or (eps is not None and not eps["ready"]):
+            continue
+        sibling = sorted({workload_of(x)[1] for x in chosen})
+        said = (
+            f"No Service selects {name}'s pods: Service {svc['name']} selects "
+            + ", ".join(f"{k}={v}" for k, v in sorted(differ.items()))
+            + f" — the pods of {', '.join(sibling)} — where {name}'s pods carry "
+            + ", ".join(f"{k}={labels[k]}" for k in sorted(differ))
+            + f", so requests to {svc['name']} go to {', '.join(sibling)}"
+            + (f" ({eps['ready']} ready endpoints)" if eps else "")
+            + f" and {name} gets none by the Service's own selector: the layout of a "
+            "blue/green or canary switch, where the idle side is the standby (the rollback "
+            "target), not a fault of its pods; switch the selector back if it should serve"
+        )
+        out.append(link(None, sentence(said), sid, pid, eid, about=ctx.ref(kind, name)))
     return out
 
 

@@ -15,7 +15,8 @@ beyond any scenario. Each server gets its own free 127.0.0.1 port and data dir.
 Time keeps running during a session while the data stops at "now": an instant query sees the
 newest sample only within Prometheus' 5 min lookback. So the factory, by default, continues each
 series for an hour past "now" (counters at their last rate, gauges flat; `extend_for=0` turns
-that off), and tests that need exact figures query at `server.now`.
+that off; a series that ended before "now" is left ended), and tests that need exact figures
+query at `server.now`.
 
 Python API:
 - `Series` / `openmetrics_from_series(series, now)` render series for the backfill.
@@ -167,7 +168,8 @@ def _format_timestamp(ts: float) -> str:
 def _extended(series: Series, extend_for: float) -> list[tuple[float, float]]:
     """The samples plus a continuation up to `extend_for` seconds after "now": same step as the
     last two samples (60 s for a single sample); counters keep their last slope (0 after a
-    reset), gauges hold their last value."""
+    reset), gauges hold their last value. A series whose samples end more than a step before
+    "now" stopped (a renamed metric, a target gone) and stays stopped."""
     samples = list(series.samples)
     if extend_for <= 0:
         return samples
@@ -178,6 +180,8 @@ def _extended(series: Series, extend_for: float) -> list[tuple[float, float]]:
         step = last_offset - prev_offset
         if series.type == "counter" and last_value >= prev_value:
             slope = (last_value - prev_value) / step
+    if last_offset + step < 0:
+        return samples
     k = 1
     while last_offset + k * step <= extend_for:
         samples.append((last_offset + k * step, last_value + slope * k * step))

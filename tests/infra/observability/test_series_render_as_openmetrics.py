@@ -105,3 +105,18 @@ def test_a_counter_that_just_reset_is_extended_flat() -> None:
     lines = openmetrics_from_series([series], now=0.0, extend_for=60).splitlines()
 
     assert lines[-2] == "c_total 2.0 60"
+
+
+def test_a_series_that_ended_before_now_is_not_revived() -> None:
+    # a metric renamed at -20 min: the old name's samples stop there, and extending it would
+    # make the old name look exported still
+    gone = Series(name="old_total", type="counter", samples=[(-1260, 0), (-1200, 90)])
+    live = Series(name="new_total", type="counter", samples=[(-60, 0), (0, 90)])
+
+    lines = openmetrics_from_series([gone, live], now=2000.0, extend_for=120).splitlines()
+
+    assert [line for line in lines if line.startswith("old_total")] == [
+        "old_total 0.0 740",
+        "old_total 90.0 800",
+    ]
+    assert [line for line in lines if line.startswith("new_total")][-1] == "new_total 270.0 2120"

@@ -223,6 +223,21 @@ def edge_statuses(facts: Facts, ns: str, start: float, end: float) -> list[ToolC
     ]
 
 
+def hpa_sources(facts: Facts, ns: str, names: set[str]) -> list[str]:
+    """The source series of the HPAs' custom per-second metrics (the adapter's usual rule:
+    <name>_total) that the series index lists. The index of a long window lists a series that
+    stopped long ago; how many of it exist at each step of the window (0 when it stopped) says
+    whether the workload still exports it."""
+    out = []
+    for h in facts.hpas(ns)[0]:
+        for t in h["target_metrics"]:
+            name = str(t.get("name") or "")
+            source = name.removesuffix("_per_second") + "_total"
+            if t.get("kind") != "Resource" and name.endswith("_per_second") and source in names:
+                out.append(source)
+    return sorted(set(out))
+
+
 def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
     """PromQL for the signals this Prometheus holds for the namespace (discovered names)."""
     names = facts.metric_names(f'{{namespace="{ns}"}}')
@@ -349,4 +364,13 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         )
     if SIGNALS["generation"] in names:
         rng("generation", f"max by (deployment) ({SIGNALS['generation']}{{{sel}}})")
-    return out
+    return out + [
+        call(
+            "prom.range",
+            purpose=f"hpa_source:{source}",
+            query=f"count({source}{{{sel}}}) or vector(0)",
+            start=start,
+            end=end,
+        )
+        for source in hpa_sources(facts, ns, names)
+    ]

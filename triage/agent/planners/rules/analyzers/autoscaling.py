@@ -11,6 +11,7 @@ from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
+from triage.agent.planners.rules.facts import series_values
 from triage.agent.planners.rules.reads import METRICS_API, METRICS_SERVER, metrics_servers
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
@@ -84,13 +85,22 @@ def _source_gone(ctx: Ctx, h: p.HPA, message: str) -> tuple[str, str | None] | N
         if not name.endswith("_per_second"):
             continue
         series = name.removesuffix("_per_second") + "_total"
-        if not exported or series in exported:
+        if not exported:
             continue
+        if series in exported:
+            # listed by the series index, which spans more than the window: gone only if
+            # none of it exists at any step of the window
+            counted = ctx.facts.purpose(f"hpa_source:{series}")
+            values = [v for e in counted for x in e.data or [] for v in series_values(x)]
+            if not values or any(values):
+                continue
+            eid = counted[0].id
         head = series.split("_")[0]
         instead = sorted(n for n in exported if n.startswith(head + "_") and n != series)[:3]
         return (
             f"the metrics adapter derives {name} from the rate of {series} (its usual rule), "
             f"but nothing in {ctx.ns} exports {series} in the window"
+            + (" (its last samples are older)" if series in exported else "")
             + (f"; what it exports instead: {', '.join(instead)}" if instead else ""),
             eid,
         )

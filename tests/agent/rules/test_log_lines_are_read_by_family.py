@@ -256,6 +256,10 @@ def test_a_forbidden_message_quoted_inside_a_logfmt_field_is_read_the_same() -> 
         "Error: getaddrinfo ENOTFOUND orders-db",
         "java.net.UnknownHostException: orders-db",
         'could not translate host name "orders-db" to address: Name or service not known',
+        # nginx resolves every proxy_pass host when it loads its config; HAProxy every server's
+        'nginx: [emerg] host not found in upstream "orders-db:8080" in /etc/nginx/conf.d/a.conf:22',
+        "[ALERT] (1) : config : parsing [/usr/local/etc/haproxy/haproxy.cfg:40] : 'server db1' : "
+        "could not resolve address 'orders-db'.",
     ],
 )
 def test_a_failed_lookup_names_the_host_it_looked_up(line: str) -> None:

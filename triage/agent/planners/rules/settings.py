@@ -33,7 +33,8 @@ FAMILIES = (
         re.compile(
             r"ENOTFOUND|EAI_AGAIN|NXDOMAIN|no such host|Name or service not known"
             r"|Temporary failure in name resolution|could not resolve|UnknownHostException"
-            r"|getaddrinfo|Could not resolve host|nodename nor servname|server misbehaving",
+            r"|getaddrinfo|Could not resolve host|nodename nor servname|server misbehaving"
+            r"|host not found in upstream",
             re.I,
         ),
         re.compile(r"^(dnsPolicy|dnsConfig\.|hostAliases|hostNetwork|hostname|subdomain)"),

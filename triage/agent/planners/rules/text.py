@@ -61,6 +61,8 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
         re.compile(
             r"no such host|Name or service not known|Temporary failure in name resolution|"
             r"NXDOMAIN|could not resolve|getaddrinfo|UnknownHostException|"
+            # nginx resolves every proxy_pass host when it loads its config
+            r"host not found in upstream|"
             r"lookup \S+( on \S+)?: .*?(i/o timeout|server misbehaving|no such host|refused)",
             re.I,
         ),
@@ -566,7 +568,11 @@ _LOOKUP = re.compile(
     # English "price lookup failed, …")
     r"\blookup (?P<a>[a-z][a-z0-9.-]*)(?= on |: )|ENOTFOUND (?P<b>[a-z][a-z0-9.-]*)|"
     r"UnknownHostException: (?P<c>[a-z][a-z0-9.-]*)|translate host name \\?\"(?P<d>[^\"\\]+)|"
-    r"resolve host(?:name)?: '?(?P<e>[a-z][a-z0-9.-]*)",
+    r"resolve host(?:name)?: '?(?P<e>[a-z][a-z0-9.-]*)|"
+    # nginx: host not found in upstream "legacy-quotes:8080"; HAProxy: could not resolve
+    # address 'db'
+    r"host not found in upstream \\?\"(?P<f>[a-z][a-z0-9.-]*)|"
+    r"could not resolve address '(?P<g>[a-z][a-z0-9.-]*)",
     re.I,
 )
 _ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")

@@ -196,6 +196,8 @@ def _pulled_before(
     longer has the tag (removed or moved). Said when the rollout history shows no release of a
     new image (one revision, or the previous one ran the same image) and either the pod is much
     younger than its revision or the user says nothing was deployed or the nodes changed."""
+    if ref.kind == "StatefulSet":
+        return _stateful_pulled_before(ctx, pod, c, ref)
     history, hid = ctx.facts.history(ctx.ns, ref.name) if ref.kind == "Deployment" else (None, None)
     revisions = history["revisions"] if history else []
     owner = pod["owner"]["name"] if pod["owner"] else None
@@ -223,6 +225,35 @@ def _pulled_before(
         f"running; pod {pod['name']}, on node {pod['node'] or '?'}, must pull it anew, and the "
         "registry no longer serves that tag (removed or moved since it was first pulled)",
         (hid, ctx.facts.pods(ctx.ns)[1]),
+    )
+
+
+def _stateful_pulled_before(
+    ctx: Ctx, pod: p.Pod, c: p.Container, ref: Ref
+) -> tuple[str, tuple[str | None, ...]] | None:
+    """`_pulled_before` for a StatefulSet, which keeps no rollout history the reader can date:
+    said when no rollout is under way (its current revision is its update revision, and the pod
+    runs it) and the user says nothing was deployed or the nodes changed."""
+    sets, sid = ctx.facts.statefulsets(ctx.ns)
+    sts = next((x for x in sets if x["name"] == ref.name), None)
+    revision = pod["labels"].get("controller-revision-hash")
+    if sts is None or sid is None or not _NOT_DEPLOYED.search(ctx.goal.words):
+        return None
+    if not sts["current_revision"] or sts["current_revision"] != sts["update_revision"]:
+        return None
+    if revision != sts["current_revision"]:
+        return None
+    policy = (c["spec"].get("pull_policy") if c["spec"] else None) or "IfNotPresent"
+    if policy == "Always":
+        return None
+    return (
+        f"no rollout is under way (StatefulSet {ref.name}'s current revision is its update "
+        f"revision, {revision}, which pod {pod['name']} runs) and, as you say, nothing was "
+        f"deployed: with imagePullPolicy {policy} a node pulls an image only when it does not "
+        f"have it cached, so the node that had it kept it running; pod {pod['name']}, on node "
+        f"{pod['node'] or '?'}, must pull it anew, and the registry no longer serves that tag "
+        "(removed or moved since it was first pulled)",
+        (sid, ctx.facts.pods(ctx.ns)[1]),
     )
 
 

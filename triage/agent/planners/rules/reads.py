@@ -544,7 +544,8 @@ def sick_nodes(ctx: Ctx) -> list[p.Node]:
 
 def node_event_reads(ctx: Ctx) -> list[ToolCall]:
     """What the kubelet says about a sick node the pods in question need (image garbage
-    collection that frees nothing, an eviction threshold met): its own events."""
+    collection that frees nothing, an eviction threshold met): its own events, and under PID
+    or disk pressure what its other pods say."""
     sick = sick_nodes(ctx)[:MAX_NODES]
     out = [
         call(
@@ -555,6 +556,28 @@ def node_event_reads(ctx: Ctx) -> list[ToolCall]:
     if any(NO_NETWORK.search(str((unhealthy(n) or {}).get("message") or "")) for n in sick):
         # the network plugin is a DaemonSet of the cluster's own: whether it runs there
         out.append(call("k8s.find_daemonsets"))
+    return out + pressured_neighbours(ctx)
+
+
+def pressured_neighbours(ctx: Ctx) -> list[ToolCall]:
+    """A node under PID or disk pressure that the pods in question need: what else runs on it
+    (every namespace) and the logs of a few of those pods, where a process that spawns
+    children it never reaps, or one that fills the node's disk, says so."""
+    out: list[ToolCall] = []
+    mine = {(ctx.ns, x["name"]) for x in ctx.focus_pods}
+    for node in sick_nodes(ctx)[:MAX_NODES]:
+        if (unhealthy(node) or {}).get("type") not in ("PIDPressure", "DiskPressure"):
+            continue
+        out.append(call("k8s.pods_on_node", node=node["name"]))
+        others = [
+            x
+            for x in ctx.facts.pods_on_node(node["name"])[0]
+            if (x["namespace"], x["name"]) not in mine and x["containers"]
+        ]
+        out += [
+            call("k8s.logs", namespace=x["namespace"], pod=x["name"], container=x["containers"][0])
+            for x in others[:MAX_NEIGHBOURS]
+        ]
     return out
 
 

@@ -4,6 +4,7 @@ pressure evicts pods and refuses new ones (the scheduler's taint says so)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from tools.read import payloads as p
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
@@ -58,12 +59,25 @@ _NO_SPACE = re.compile(r"no space left on device|ENOSPC|disk quota exceeded", re
 _WRITTEN = re.compile(r"(?:write|open|mkdir|create)\s+(?P<path>/[\w./-]+)")
 
 
+def _on_node(ctx: Ctx, node: p.Node) -> set[tuple[str, str]]:
+    """(namespace, name) of the pods known to run on the node: this namespace's, and those
+    its listing (every namespace) gave."""
+    here = {(ctx.ns, x["name"]) for x in ctx.facts.pods(ctx.ns)[0] if x["node"] == node["name"]}
+    return here | {(x["namespace"], x["name"]) for x in ctx.facts.pods_on_node(node["name"])[0]}
+
+
+def _named(ctx: Ctx, args: Mapping[str, object]) -> str:
+    """A log's pod, with its namespace when that is not the one asked about."""
+    ns, pod = args.get("namespace"), args.get("pod")
+    return f"{pod}" if ns == ctx.ns else f"{ns}/{pod}"
+
+
 def _disk_fillers(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
     """What the pods on a node under DiskPressure say when a write fails for want of space:
     the pod and the path it writes, where the node's disk goes."""
-    on = {x["name"] for x in ctx.facts.pods(ctx.ns)[0] if x["node"] == node["name"]}
+    on = _on_node(ctx, node)
     for ev in ctx.facts.all("k8s.logs"):
-        if not ev.ok or ev.args.get("namespace") != ctx.ns or ev.args.get("pod") not in on:
+        if not ev.ok or (ev.args.get("namespace"), ev.args.get("pod")) not in on:
             continue
         line = next((str(x) for x in reversed(ev.data or []) if _NO_SPACE.search(str(x))), None)
         if line is None:
@@ -72,7 +86,7 @@ def _disk_fillers(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
         where = path.group("path") if path else ""
         top = "/".join(where.split("/")[:4]) if where else ""
         return (
-            f"; pod {ev.args.get('pod')} on it runs out of space writing"
+            f"; pod {_named(ctx, ev.args)} on it runs out of space writing"
             + (f" under {top}" if top else "")
             + f': "{short(line, 200)}" — what it keeps on the node\'s disk there fills it',
             ev.id,
@@ -83,9 +97,9 @@ def _disk_fillers(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
 def _pid_holders(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
     """What the pods on a node under PIDPressure say when they cannot start a process or a
     thread: the pod that spawns them is the likeliest holder of the PIDs."""
-    on = {x["name"] for x in ctx.facts.pods(ctx.ns)[0] if x["node"] == node["name"]}
+    on = _on_node(ctx, node)
     for ev in ctx.facts.all("k8s.logs"):
-        if not ev.ok or ev.args.get("namespace") != ctx.ns or ev.args.get("pod") not in on:
+        if not ev.ok or (ev.args.get("namespace"), ev.args.get("pod")) not in on:
             continue
         found = next((m for x in reversed(ev.data or []) if (m := _NO_PIDS.search(str(x)))), None)
         if found:
@@ -93,7 +107,7 @@ def _pid_holders(ctx: Ctx, node: p.Node) -> tuple[str, str | None]:
             hit = line[max(0, found.start() - 100) : found.end() + 60]
             hit = ("…" if found.start() > 100 else "") + hit
             return (
-                f"; pod {ev.args.get('pod')} on it cannot start processes: "
+                f"; pod {_named(ctx, ev.args)} on it cannot start processes: "
                 f'"{hit}" — a process that spawns children and never reaps them '
                 "(no init process as PID 1) fills the node's PID table with zombies",
                 ev.id,

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import text
+from triage.agent.planners.rules.analyzers.containers import last_before_shutdown
 from triage.agent.planners.rules.quantities import memory_settings, quantity_bytes
 from triage.agent.planners.rules.reads import PULL_DENIED
 from triage.agent.planners.rules.text import (
@@ -386,3 +387,20 @@ def test_a_line_naming_an_optional_feature_it_runs_without_is_handled() -> None:
 )
 def test_a_pull_refused_for_its_credentials(message: str, refused: bool) -> None:
     assert (PULL_DENIED.search(message) is not None) == refused
+
+
+@pytest.mark.parametrize(
+    "shutdown",
+    [
+        ["INFO metabase.core :: Metabase Shutting Down ...", "INFO Shutdown COMPLETE"],
+        ["Received SIGTERM, exiting", "INFO  Stopping service [Tomcat]"],
+        ['{"level":"info","msg":"shutting down gracefully"}'],
+        [],
+    ],
+)
+def test_what_a_killed_instance_was_doing_is_read_before_its_shutdown(
+    shutdown: list[str],
+) -> None:
+    doing = "WARN Database has migration lock; cannot run migrations"
+    log = ["INFO starting", doing, *shutdown]
+    assert last_before_shutdown(log) == doing

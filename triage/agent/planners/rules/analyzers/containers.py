@@ -770,7 +770,8 @@ def _probe_kill(
             link(M, f"Event {kills[0]['reason']}: {short(message)}", eid, about=ctx.pod_ref(pod)),
             link(
                 M,
-                f'Before the kill, the instance\'s log ended with: "{short(log[-1].strip(), 200)}"',
+                f"Before the kill, the instance's log ended with: "
+                f'"{short(last_before_shutdown(log).strip(), 200)}"',
                 prev_id,
                 about=ctx.pod_ref(pod),
             )
@@ -804,6 +805,23 @@ def _probe_kill(
 
 _HOST_WORDS = re.compile(r"\bhost\b|HTTP_HOST|ALLOWED_HOSTS|host header|hostname", re.I)
 _LEVEL = re.compile(r"\b(ERROR|FATAL|CRITICAL|SEVERE|WARN(?:ING)?)\b", re.I)
+
+
+# what a process logs once it was asked to stop: its shutdown, not what it was doing
+_SHUTDOWN = re.compile(
+    r"\b(shutting down|shut ?down|stopping|stopped|graceful(ly)?|received (signal|SIGTERM)|"
+    r"SIGTERM|signal 15|exiting|terminating)\b",
+    re.I,
+)
+
+
+def last_before_shutdown(log: list[str]) -> str:
+    """The last line a killed instance logged before its own shutdown lines (what it was
+    doing when the kill came: "Database has migration lock", not "Shutdown COMPLETE")."""
+    kept = list(log)
+    while len(kept) > 1 and _SHUTDOWN.search(kept[-1]):
+        kept.pop()
+    return kept[-1]
 
 
 def _probe_answer(log: list[str], path: str, message: str) -> str | None:

@@ -312,6 +312,8 @@ class PersistentVolume(TypedDict):
     # (a zonal disk: topology.kubernetes.io/zone In [eu-west-1a]); alternatives OR-ed
     node_affinity: NotRequired[list[list[tuple[str, str, list[str]]]]]
     claim: str | None  # namespace/name of the claim it is bound or reserved for
+    # what happens to it once its claim is deleted: Retain (kept, Released), Delete, Recycle
+    reclaim_policy: NotRequired[str | None]
 
 
 class StorageClass(TypedDict):

@@ -409,6 +409,7 @@ def persistent_volume(obj: Json) -> p.PersistentVolume:
         "capacity": get(spec, "capacity", "storage"),
         "access_modes": [str(m) for m in spec.get("accessModes") or []],
         "claim": f"{ref.get('namespace')}/{ref.get('name')}" if ref.get("name") else None,
+        "reclaim_policy": spec.get("persistentVolumeReclaimPolicy"),
         "node_affinity": [
             [
                 (str(e.get("key")), str(e.get("operator")), [str(v) for v in e.get("values") or []])

@@ -309,11 +309,18 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out += node_event_reads(ctx)
     out += holder_hops(ctx)
     out += metrics_api_hops(ctx)
-    if any(text.VOLUME_PINNED.search(str(e["message"])) for e in events) or any(
-        x["phase"] == "Pending" and not x["node"] and x["claims"] for x in pods
+    if (
+        any(text.VOLUME_PINNED.search(str(e["message"])) for e in events)
+        or any(x["phase"] == "Pending" and not x["node"] and x["claims"] for x in pods)
+        or ASKS_VOLUMES.search(ctx.goal.words)
     ):
-        out.append(call("k8s.persistent_volumes"))  # where each bound volume may attach
+        # where each bound volume may attach; what became of the volumes the user asks about
+        out.append(call("k8s.persistent_volumes"))
     return out
+
+
+# a request about PersistentVolumes themselves (a dashboard flags a Released one)
+ASKS_VOLUMES = re.compile(r"\bpersistent ?volumes?\b|\bPVs?\b|\breleased\b|\breclaim", re.I)
 
 
 def affinity_namespaces(ctx: Ctx) -> list[ToolCall]:

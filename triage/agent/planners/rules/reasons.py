@@ -173,6 +173,40 @@ def volumes_explained(ctx: Ctx) -> list[Claim | None]:
     return out[:2]
 
 
+def released_explained(ctx: Ctx) -> list[Claim | None]:
+    """A PersistentVolume Released from a claim of this namespace that no longer exists: its
+    reclaim policy kept it (Retain) after the claim was deleted; nothing mounts it, and the
+    claims the pods in question mount are named beside it."""
+    volumes, vid = ctx.facts.persistent_volumes()
+    claims, cid = ctx.facts.pvcs(ctx.ns)
+    if vid is None or cid is None:
+        return []
+    present = {c["name"]: c for c in claims}
+    mounted = sorted({c for x in ctx.focus_pods for c in x["claims"]})
+    out: list[Claim | None] = []
+    for v in volumes:
+        ns, _, claim = str(v["claim"] or "").partition("/")
+        if v["phase"] != "Released" or ns != ctx.ns or claim in present:
+            continue
+        policy = v.get("reclaim_policy") or "?"
+        now = [f"{c} ({present[c]['phase']})" for c in mounted if c in present]
+        said = (
+            f"PersistentVolume {v['name']} ({v['capacity'] or '?'}) is Released: the claim it "
+            f"was bound to, {claim}, no longer exists, and its reclaim policy {policy} "
+            + (
+                "keeps the volume and its data after the claim is deleted, attached to nothing "
+                "until someone deletes it — expected after a claim is replaced, not a lost disk"
+                if policy == "Retain"
+                else "should have removed it"
+            )
+            + (f"; the pods in question mount {', '.join(now)}" if now else "")
+        )
+        out.append(
+            link(None, sentence(said), vid, cid, about=ctx.ref("PersistentVolume", v["name"], ""))
+        )
+    return out[:2]
+
+
 def _memory_parts(ctx: Ctx, workload: str, container: str) -> tuple[str, str | None]:
     """'; of it, 160Mi is the process's own (RSS) and 780Mi page cache, which the kernel
     reclaims under pressure before it OOM-kills': when cAdvisor's split was read."""

@@ -67,7 +67,7 @@ def memory_explained(ctx: Ctx) -> list[Claim | None]:
                 )
                 made_of, mid = _memory_parts(ctx, workload, c["name"])
                 if shape == "and stays flat":
-                    made_of += _own_bound(c, limit)
+                    made_of += _own_bound(c, limit) + _committed_heap(c)
                 out.append(
                     link(
                         None,
@@ -110,6 +110,41 @@ def _own_bound(c: p.Container, limit: float) -> str:
         + ": what it keeps levels off at its own bound by design — full to that bound is "
         "the setting working, not a leak"
     )
+
+
+_XMS = re.compile(r"-Xms(\d+[kKmMgG]?)\b")
+_XMX = re.compile(r"-Xmx(\d+[kKmMgG]?)\b")
+
+
+def _committed_heap(c: p.Container) -> str:
+    """A JVM told to commit its heap up front — -Xms as large as -Xmx, or -XX:+AlwaysPreTouch,
+    which touches every heap page at start-up: the heap is resident from the first second, so
+    a working set near its limit and flat from the start is the flags, not a leak."""
+    spec = c["spec"]
+    if spec is None:
+        return ""
+    sources = [("args", " ".join([*spec["command"], *spec["args"]]))]
+    sources += [(f"env {e['name']}", e.get("value") or "") for e in spec["env"]]
+    for where, said in sources:
+        xms, xmx = _XMS.search(said), _XMX.search(said)
+        touch = "-XX:+AlwaysPreTouch" in said
+        fixed = xms is not None and xmx is not None and xms.group(1) == xmx.group(1)
+        if not (touch or fixed):
+            continue
+        flags = " ".join(
+            f
+            for f in (xms and xms.group(0), xmx and xmx.group(0), touch and "-XX:+AlwaysPreTouch")
+            if f
+        )
+        return (
+            f"; its JVM is told to commit its heap up front ({flags} in {where}"
+            + ("; the initial heap is the maximum" if fixed else "")
+            + ("; AlwaysPreTouch touches every heap page at start-up" if touch else "")
+            + "), so the whole heap is resident from the first second and the working set is "
+            "that heap plus the JVM's own memory: a level its flags set, flat by design, not a "
+            "leak"
+        )
+    return ""
 
 
 _SIZE_CAP = re.compile(

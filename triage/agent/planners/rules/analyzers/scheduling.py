@@ -31,10 +31,14 @@ S, M, C = LinkRole.SYMPTOM, LinkRole.MECHANISM, LinkRole.CAUSE
 
 _PORTS = re.compile(r"didn't have free ports", re.I)
 _CAPACITY = re.compile(r"Insufficient [\w./-]+|Too many pods|exceed.*max volume count", re.I)
-_PLACEMENT = re.compile(
-    r"didn't match Pod's node (affinity|selector)|node affinity/selector|untolerated taint|"
+
+
+# The scheduler stops at a node's first failing filter, and pod affinity, anti-affinity and
+# topology spread run after the resource fit: a node counted under one of them had room for
+# the pod. So beside them a capacity reason is not what blocks it — the pod rules are.
+_AFTER_FIT = re.compile(
     r"didn't match pod (anti-)?affinity|didn't satisfy existing pods anti-affinity|"
-    r"topology spread|had taint|didn't match pod affinity",
+    r"topology spread",
     re.I,
 )
 
@@ -74,7 +78,6 @@ def pending(ctx: Ctx) -> list[Finding]:
         nodes, nid = ctx.facts.nodes()
         requests = {k: v for c in pod["containers"] for k, v in c["requests"].items()}
         capacity = _CAPACITY.findall(msg)
-        placement = _PLACEMENT.search(msg)
         # a bound volume that may only attach where none of the pod's nodes is: capacity on
         # those nodes is beside the point (the scheduler names one reason per node)
         pinned = _volume_pinned(ctx, pod, nodes) if pod["claims"] else ""
@@ -91,7 +94,7 @@ def pending(ctx: Ctx) -> list[Finding]:
                 f"them free: {short(msg, 200)}"
             ) + _ports_held(ctx, pod, ports, nodes)
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
-        elif capacity and not (placement and not capacity):
+        elif capacity and not _AFTER_FIT.search(msg):
             largest = ""
             if nodes:
                 keys = sorted({k for c in pod["containers"] for k in c["requests"]}) or [

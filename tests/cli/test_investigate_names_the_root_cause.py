@@ -129,6 +129,10 @@ CHAINS = [
     "chartroom-metabase",
     # a JVM heap committed up front, flat near its limit under a memory alert
     "fraud-graph-api",
+    # a pod rule no node with room meets, beside one full node; a dependency's Service whose
+    # grpc port forwards to the admin listener (the caller's gRPC transport fails)
+    "catalog-web",
+    "stock-reservations-failing",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

@@ -49,6 +49,12 @@ WORDINGS: list[tuple[str, Family | None]] = [
         Family.DNS,
     ),
     ("java.net.UnknownHostException: kafka-0.kafka-headless", Family.DNS),
+    # grpc-go's transport failing under a call, here a server that does not speak HTTP/2
+    (
+        'err="rpc error: code = Unavailable desc = connection error: desc = \\"error reading '
+        'server preface: http2: frame too large\\""',
+        Family.CONNECTION,
+    ),
     ("socket.gaierror: [Errno -3] Temporary failure in name resolution", Family.DNS),
     ('FATAL:  password authentication failed for user "app"', Family.CREDENTIALS),
     ("WRONGPASS invalid username-password pair or user is disabled.", Family.CREDENTIALS),

@@ -121,6 +121,9 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             r"Connection is not available|could not connect|failed to connect|unable to connect|"
             r"dial tcp|Connection to \S+ refused|upstream connect error|ETIMEDOUT|"
             r"context deadline exceeded|SocketTimeoutException|ConnectException|"
+            # gRPC's transport failing under a call (grpc-go: "code = Unavailable desc =
+            # connection error"; the HTTP/2 preface a server that is not gRPC does not send)
+            r"code = Unavailable desc = connection error|error reading server preface|"
             # the Kafka client's word for a broker it could not keep a connection to
             r"(?:Bootstrap )?broker \S+ \(id: [^)]*\) disconnected|"
             # the server refused the connection for want of slots (MySQL 1040, Postgres)

@@ -14,7 +14,12 @@ from tools.read import payloads as p
 from tools.results import ErrorKind
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import last_healthy
-from triage.agent.planners.rules.analyzers.network import edge_errors, nearest_labels
+from triage.agent.planners.rules.analyzers.network import (
+    crossed_finding,
+    crossed_port,
+    edge_errors,
+    nearest_labels,
+)
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.diff import Change
@@ -387,8 +392,15 @@ def dependencies(ctx: Ctx) -> list[Finding]:
             continue
         eps, eid = ctx.facts.endpoints(ns, svc_name)
         # an ExternalName Service is a DNS alias: it has no endpoints by design
-        if eps is not None and not eps["ready"] and svc["type"] != "ExternalName":
-            out.append(_no_endpoints(ctx, caller, symptom, svc, ns, eid, sid))
+        blocked = (
+            _no_endpoints(ctx, caller, symptom, svc, ns, eid, sid)
+            if eps is not None and not eps["ready"] and svc["type"] != "ExternalName"
+            else _crossed_dependency(ctx, caller, symptom, svc, ns, port, eid, sid)
+            if eps is not None and eps["ready"]
+            else None
+        )
+        if blocked is not None:
+            out.append(blocked)
             continue
         dropped = (
             _egress_to_pods(ctx, policies, caller_pod, svc, ns, port)
@@ -406,6 +418,30 @@ def dependencies(ctx: Ctx) -> list[Finding]:
         if len(out) == found_before and code is not None:
             out.append(_answers_error(ctx, caller, symptom, svc, ns, code, line, sid))
     return out
+
+
+def _crossed_dependency(
+    ctx: Ctx,
+    caller: Ref,
+    symptom: Claim | None,
+    svc: p.Service,
+    ns: str,
+    port: int | None,
+    eid: str | None,
+    sid: str | None,
+) -> Finding | None:
+    """The dependency's Service port the caller uses, when it is named like one of the
+    dependency's container ports but forwards to another of them (a grpc port whose
+    targetPort is the admin listener): the caller reaches a server that does not speak to it."""
+    pods, pods_id = ctx.facts.pods(ns)
+    matched = [x for x in pods if selects(svc["selector"], x["labels"])]
+    crossed = crossed_port(svc, matched) if matched else None
+    if crossed is None or (port is not None and crossed[0].get("port") != port):
+        return None
+    found = crossed_finding(ctx, svc, crossed, eid, sid, pods_id, ns=ns)
+    found.chain = chain(symptom, *found.chain)
+    found.explains |= {str(caller)}
+    return found
 
 
 # A client's request to the Kubernetes API names its path (client-go, the SDKs): the API

@@ -73,18 +73,18 @@ def nearest_labels(selector: dict[str, str], pods: list[p.Pod]) -> list[str]:
     return out
 
 
-def _target_port_fact(ctx: Ctx, svc: p.Service, port: Any) -> Fact:
+def _target_port_fact(ctx: Ctx, svc: p.Service, port: Any, ns: str | None = None) -> Fact:
     """The fact a port-mismatch chain rests on: that Service port's targetPort, as read."""
     return fact(
         "k8s.services",
         f"[name={svc['name']}].ports[port={port.get('port')}].targetPort",
         "eq",
         port["targetPort"],
-        namespace=ctx.ns,
+        namespace=ns or ctx.ns,
     )
 
 
-def _crossed(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, str, Any, Any] | None:
+def crossed_port(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, str, Any, Any] | None:
     """(service port, its name, the container port its targetPort reaches, the container
     port of the same name) when a Service port named like one of the container's ports
     (http) forwards to another of them (metrics): the endpoints exist and answer, but from
@@ -107,16 +107,18 @@ def _crossed(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, str, Any, Any] 
     return None
 
 
-def _crossed_finding(
+def crossed_finding(
     ctx: Ctx,
     svc: p.Service,
     crossed: tuple[Any, str, Any, Any],
     eid: str | None,
     sid: str | None,
     pods_id: str | None,
+    ns: str | None = None,
 ) -> Finding:
+    """`crossed_port`'s finding, for a Service of this namespace or of `ns`."""
     port, name, reached, meant = crossed
-    ref = ctx.ref("Service", svc["name"])
+    ref = ctx.ref("Service", svc["name"], ns)
     cause = (
         f"Service {svc['name']}'s port {port.get('port')} ({name}) has targetPort "
         f"{port['targetPort']!r}, the container's {reached.get('name') or 'other'} port "
@@ -137,7 +139,7 @@ def _crossed_finding(
                 sid,
                 pods_id,
                 about=ref,
-                facts=(_target_port_fact(ctx, svc, port),),
+                facts=(_target_port_fact(ctx, svc, port, ns),),
             ),
         ),
         strength=Strength.INFERRED,
@@ -161,9 +163,9 @@ def _port_mismatch(
     refused. Only decided when the pods declare their ports."""
     ready_pods = [x for x in matched if x["ready"]]
     ports = _ports_of(matched)
-    crossed = _crossed(svc, matched) if has_endpoints else None
+    crossed = crossed_port(svc, matched) if has_endpoints else None
     if crossed is not None and ready_pods:
-        return _crossed_finding(ctx, svc, crossed, eid, sid, pods_id)
+        return crossed_finding(ctx, svc, crossed, eid, sid, pods_id)
     bad = [
         x
         for x in svc["ports"]

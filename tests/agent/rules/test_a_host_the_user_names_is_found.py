@@ -5,7 +5,7 @@ API matches them: exactly, or by a wildcard standing for one label in front. A c
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tools.read.kube_kinds import routes_host
@@ -26,6 +26,7 @@ frames = st.sampled_from(
 
 
 @given(h=host, frame=frames, upper=st.booleans())
+@example(h="a0.svc.com", frame="{} has been answering 503 since noon", upper=False)
 def test_a_written_host_is_found(h: str, frame: str, upper: bool) -> None:
     words = frame.format(h.upper() if upper else h)
     assert public_hosts(words) == [h]

@@ -724,9 +724,11 @@ def public_hosts(words: str) -> list[str]:
     for m in _HOST.finditer(words):
         host = m.group(1).lower()
         labels = host.split(".")
-        if labels[-1] in _FILE_ENDINGS or labels[-1] == "local" or "svc" in labels:
+        # a cluster name ends in svc or svc.cluster.local (a public host may hold a label
+        # svc: a0.svc.com)
+        if labels[-1] in _FILE_ENDINGS or labels[-1] in ("local", "svc"):
             continue
-        if service_of(host, "") is not None:
+        if len(labels) == 2 and service_of(host, "") is not None:
             continue  # svc.ns: two labels that are not a public domain
         if host not in out:
             out.append(host)

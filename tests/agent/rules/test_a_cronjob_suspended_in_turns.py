@@ -7,17 +7,15 @@ window has already begun again), and does not say so when the time fell outside 
 from __future__ import annotations
 
 import copy
-import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 NS = "scn-healthy"
 NAME = "staging-refresh"
@@ -44,7 +42,7 @@ def _event(message: str, last: float, now: float) -> dict[str, Any]:
 def _answer(tmp_path: Path, fired_ago_s: float) -> RCADraft:
     """Suspended daily from now-1h, resumed daily at now-13h (a 12 h window); the schedule
     fires once a day, `fired_ago_s` before now."""
-    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    recorded = recorded_bundle("healthy.json")
     now = recorded["now"]
     at = datetime.fromtimestamp(now - fired_ago_s, UTC)
     recorded["question"] = f"the {NAME} cronjob in {NS} hasn't run for a week, why not?"
@@ -70,13 +68,7 @@ def _answer(tmp_path: Path, fired_ago_s: float) -> RCADraft:
     ]
     result = {**copy.deepcopy(events["result"]), "args": args, "status": "ok", "data": data}
     recorded["calls"].append({"tool": "k8s.events", "args": args, "result": result})
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _said(draft: RCADraft) -> str:

@@ -6,15 +6,13 @@ deletions; a Replace CronJob whose runs do finish is not blamed on its policy.""
 from __future__ import annotations
 
 import copy
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 NS = "scn-healthy"
 NAME = "price-sync"
@@ -25,7 +23,7 @@ def _ts(seconds: float) -> str:
 
 
 def _answer(tmp_path: Path, policy: str, last_success_ago_s: float) -> RCADraft:
-    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    recorded = recorded_bundle("healthy.json")
     now = recorded["now"]
     recorded["question"] = f"the {NAME} cronjob in {NS} runs every minute but prices never update"
     cron = {
@@ -55,13 +53,7 @@ def _answer(tmp_path: Path, policy: str, last_success_ago_s: float) -> RCADraft:
     }
     result = {**copy.deepcopy(events["result"]), "args": args, "status": "ok", "data": [deleted]}
     recorded["calls"].append({"tool": "k8s.events", "args": args, "result": result})
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _said(draft: RCADraft) -> str:

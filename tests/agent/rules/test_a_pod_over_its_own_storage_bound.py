@@ -5,19 +5,17 @@ messages are the kubelet eviction manager's own wordings."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.agent.planners.rules.analyzers.storage import _OWN_LIMIT
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
 from triage.core.causes import CauseClass
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 _NAME = st.from_regex(r"[a-z][a-z0-9-]{0,20}[a-z0-9]", fullmatch=True)
 _QTY = st.builds(
@@ -55,21 +53,15 @@ def test_a_node_short_of_disk_is_not_read_as_the_pods_own_bound() -> None:
 
 
 def _answer(tmp_path: Path, change: Any) -> RCADraft:
-    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    recorded = recorded_bundle("healthy.json")
     for call in recorded["calls"]:
         change(call["tool"], call["args"], call["result"])
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _evicted() -> str:
     """The recorded bundle's first pod, whatever name the recording gave it."""
-    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    recorded = recorded_bundle("healthy.json")
     pods = next(c for c in recorded["calls"] if c["tool"] == "k8s.pods")
     return str(pods["result"]["data"][0]["name"])
 

@@ -5,33 +5,25 @@ matches nowhere, not a cluster short of room; without a pod rule, capacity is th
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
-from triage.core.settings import Settings, StateSettings
 
 FULL = "0/9 nodes are available: 1 node(s) had untolerated taint(s), 8 Insufficient cpu."
 
 
 def _class(tmp_path: Path, message: str) -> CauseClass:
-    recorded = json.loads((demo_dir() / "pending-insufficient-cpu.json").read_text())
+    recorded = recorded_bundle("pending-insufficient-cpu.json")
     for c in recorded["calls"]:
         if c["tool"] == "k8s.events":
             for e in c["result"]["data"]:
                 if e["reason"] == "FailedScheduling":
                     e["message"] = e["message"].replace(FULL, message)
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft.root_cause_class
+    return rules_draft(tmp_path, recorded).root_cause_class
 
 
 @pytest.mark.parametrize(

@@ -7,15 +7,13 @@ as two peers either may."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 NS = "scn-healthy"
 CALLER = "storefront-5d9c7b8f4-x2kqp"
@@ -28,7 +26,7 @@ _TIMEOUT = (
 
 
 def _answer(tmp_path: Path, peers: list[list[dict[str, Any]]], caller_log: list[str]) -> RCADraft:
-    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    recorded = recorded_bundle("healthy.json")
     for c in recorded["calls"]:
         result = c["result"]
         if c["tool"] == "k8s.pods":
@@ -53,13 +51,7 @@ def _answer(tmp_path: Path, peers: list[list[dict[str, Any]]], caller_log: list[
     log = next(c for c in recorded["calls"] if c["tool"] == "k8s.logs")
     result = {**copy.deepcopy(log["result"]), "args": args, "data": caller_log}
     recorded["calls"].append({"tool": "k8s.logs", "args": args, "result": result})
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _said(draft: RCADraft) -> str:

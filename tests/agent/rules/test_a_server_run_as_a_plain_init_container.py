@@ -7,16 +7,14 @@ that has not said it serves, is not blamed on that."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 NS = "scn-healthy"
 READY = "2026/12/04 20:45:30 The proxy has started successfully and is ready for new connections!"
@@ -60,7 +58,7 @@ def _first_pod(recorded: dict[str, Any]) -> str:
 
 
 def _answer(tmp_path: Path, restart: str | None, proxy_log: list[str]) -> RCADraft:
-    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    recorded = recorded_bundle("healthy.json")
     pod_name = _first_pod(recorded)
     for c in recorded["calls"]:
         if c["tool"] == "k8s.pods":
@@ -79,13 +77,7 @@ def _answer(tmp_path: Path, restart: str | None, proxy_log: list[str]) -> RCADra
     args = {"namespace": NS, "pod": pod_name, "container": "db-proxy"}
     result = {**copy.deepcopy(log["result"]), "args": args, "data": proxy_log}
     recorded["calls"].append({"tool": "k8s.logs", "args": args, "result": result})
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _said(draft: RCADraft) -> str:

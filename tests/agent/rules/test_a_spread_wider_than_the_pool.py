@@ -7,23 +7,21 @@ domains as minDomains asks for, the constraint is not what refuses the pod."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 _POOL = {"pool": "claims"}
 _TAINT = {"key": "dedicated", "value": "claims", "effect": "NoSchedule"}
 
 
 def _answer(tmp_path: Path, zones: list[str], min_domains: int) -> RCADraft:
-    recorded = json.loads((demo_dir() / "pending-node-selector.json").read_text())
+    recorded = recorded_bundle("pending-node-selector.json")
     spread = f"spread maxSkew 1 per topology.kubernetes.io/zone minDomains {min_domains}"
     for call in recorded["calls"]:
         result = call["result"]
@@ -52,13 +50,7 @@ def _answer(tmp_path: Path, zones: list[str], min_domains: int) -> RCADraft:
                         "match pod topology spread constraints, 49 node(s) didn't match Pod's "
                         "node affinity/selector. preemption: not helpful."
                     )
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _said(draft: RCADraft) -> str:

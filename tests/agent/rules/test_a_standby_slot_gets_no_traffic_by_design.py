@@ -6,21 +6,19 @@ Service selects the pods asked about, or when the pods it selects are not ready.
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 NAME = "inventory-service"
 
 
 def _answer(tmp_path: Path, slot: str, green_ready: bool = True) -> RCADraft:
-    recorded = json.loads((demo_dir() / "healthy.json").read_text())
+    recorded = recorded_bundle("healthy.json")
     recorded["question"] = (
         f"{NAME} in scn-healthy has had zero requests for 40 minutes, did the Service lose "
         "its endpoints?"
@@ -41,13 +39,7 @@ def _answer(tmp_path: Path, slot: str, green_ready: bool = True) -> RCADraft:
         if tool == "k8s.services" and isinstance(data, list):
             for svc in data:
                 svc["selector"] = {"app": NAME, "slot": slot}
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _said(draft: RCADraft) -> str:

@@ -6,15 +6,13 @@ says nothing was deployed — and not when a rollout is under way."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from triage.app import App, Request
-from triage.core.bundles import Bundle, demo_dir
+from tests.agent.rules.edited import recorded as recorded_bundle
+from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
 from triage.core.models import RCADraft
-from triage.core.settings import Settings, StateSettings
 
 QUESTION = (
     "payments in scn-imagepull-tag-not-found is down since the node pool upgrade this morning, "
@@ -44,7 +42,7 @@ def _statefulset(update_revision: str) -> dict[str, Any]:
 
 
 def _answer(tmp_path: Path, update_revision: str) -> RCADraft:
-    recorded = json.loads((demo_dir() / "imagepull-tag-not-found.json").read_text())
+    recorded = recorded_bundle("imagepull-tag-not-found.json")
     recorded["question"] = QUESTION
     for c in recorded["calls"]:
         result = c["result"]
@@ -57,13 +55,7 @@ def _answer(tmp_path: Path, update_revision: str) -> RCADraft:
             result.update(status="ok", excerpt="1 item(s): payments", data=[sts])
         elif c["tool"] in ("k8s.deployments", "k8s.rollout_history"):
             result.update(status="no_data", excerpt="nothing found", data=[])
-    path = tmp_path / "bundle.json"
-    path.write_text(json.dumps(recorded))
-    bundle = Bundle.read(path)
-    product, _ = App.replay(Settings(state=StateSettings(dir=tmp_path / "state")), bundle)
-    run = product.checked_run(Request(words=bundle.question, now=bundle.now, planner="rules"))
-    assert run.best.draft is not None
-    return run.best.draft
+    return rules_draft(tmp_path, recorded)
 
 
 def _said(draft: RCADraft) -> str:

@@ -133,6 +133,20 @@ CHAINS = [
     # grpc port forwards to the admin listener (the caller's gRPC transport fails)
     "catalog-web",
     "stock-reservations-failing",
+    # a ClickHouse reply followed to its server: its volume full; its query slots taken by a
+    # new neighbour
+    "clickstream-ingest-5xx",
+    "fleet-usage-dashboards",
+    # a StatefulSet pod's own name (db-0.db) in the same namespace; shared_buffers vs the limit
+    "petcare-bookings-errors",
+    # an ingress rule that copied the Service port, not the pod's
+    "meal-planner-api-timeouts",
+    # the JVM's direct buffer pool grows to each kill; Netty's leak report names the filter
+    "wholesale-gateway-restarts",
+    # "each quarter hour" against a schedule that fires hourly
+    "partner-rates-stale",
+    # a seed names an ordinal the StatefulSet does not make (ordinals.start 1)
+    "sensor-cassandra-ring",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

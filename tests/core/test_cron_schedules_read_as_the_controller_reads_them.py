@@ -124,6 +124,19 @@ def test_the_period_is_said_as_people_say_it(schedule: str, cadence: str) -> Non
         ("hourly sync", 3600.0),
         ("why did the export fail?", None),
         ("it should run every 0 minutes", None),
+        ("the sync is supposed to refresh each quarter hour", 900.0),
+        ("it runs every half an hour", 1800.0),
+        ("half-hourly export", 1800.0),
+        ("every 15m or so", 900.0),
+        ("every fifteen minutes", 900.0),
+        ("twice a day", cron.DAY_S / 2),
+        ("4 times an hour", 900.0),
+        ("once per week", 7 * cron.DAY_S),
+        ("every other day", 2 * cron.DAY_S),
+        ("every few minutes", None),
+        ("every time it runs", None),
+        ("retries every 15ms", None),
+        ("each m", None),
     ],
 )
 def test_a_stated_cadence_is_read(words: str, seconds: float | None) -> None:
@@ -165,3 +178,17 @@ def test_an_unknown_zone_is_read_as_utc() -> None:
     assert cron.next_runs(parsed, 0.0, 1, "Mars/Olympus") == cron.next_runs(parsed, 0.0, 1)
     berlin = cron.next_runs(parsed, 1_796_500_000.0, 1, "Europe/Berlin")[0]
     assert dt.datetime.fromtimestamp(berlin, dt.UTC).hour == 1  # 02:15 CET is 01:15 UTC
+
+
+@given(
+    n=st.integers(min_value=1, max_value=500),
+    unit=st.sampled_from([("minute", 60.0), ("hour", 3600.0), ("day", cron.DAY_S)]),
+    lead=st.sampled_from(["every", "each", "Every"]),
+    plural=st.booleans(),
+    before=st.sampled_from(["", "it should run ", "supposed to sync "]),
+)
+def test_a_count_of_units_is_read_in_any_form(
+    n: int, unit: tuple[str, float], lead: str, plural: bool, before: str
+) -> None:
+    words = f"{before}{lead} {n} {unit[0]}{'s' if plural else ''}, but it did not"
+    assert cron.stated_cadence(words) == n * unit[1]

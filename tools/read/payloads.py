@@ -400,6 +400,9 @@ class StatefulSet(TypedDict):
     updated: int
     update_strategy: str  # RollingUpdate (the default) or OnDelete
     partition: int  # rollingUpdate.partition: pods with a lower ordinal keep the old revision
+    # spec.ordinals.start: the first pod's ordinal (0 unless set), so the pods are
+    # <name>-<start> .. <name>-<start + replicas - 1>
+    ordinals_start: NotRequired[int]
     current_revision: str | None
     update_revision: str | None
     selector: dict[str, str]

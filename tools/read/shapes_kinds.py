@@ -87,6 +87,7 @@ def statefulset(obj: Json) -> p.StatefulSet:
         "updated": status.get("updatedReplicas") or 0,
         "update_strategy": str(get(spec, "updateStrategy", "type") or "RollingUpdate"),
         "partition": int(get(spec, "updateStrategy", "rollingUpdate", "partition") or 0),
+        "ordinals_start": int(get(spec, "ordinals", "start") or 0),
         "current_revision": status.get("currentRevision"),
         "update_revision": status.get("updateRevision"),
         "selector": selector(spec),

@@ -218,25 +218,55 @@ def describe(cron: Cron) -> str:
     return at + when + months
 
 
-_UNIT_S = {"minute": 60.0, "min": 60.0, "hour": 3600.0, "day": DAY_S, "night": DAY_S}
-_UNIT_S |= {"morning": DAY_S, "evening": DAY_S, "week": 7 * DAY_S, "month": 30 * DAY_S}
+_UNIT_S = {"minute": 60.0, "min": 60.0, "m": 60.0, "hour": 3600.0, "hr": 3600.0, "h": 3600.0}
+_UNIT_S |= {"day": DAY_S, "night": DAY_S, "morning": DAY_S, "evening": DAY_S}
+_UNIT_S |= {"week": 7 * DAY_S, "month": 30 * DAY_S, "year": 365 * DAY_S}
 _UNIT_S |= {d.lower(): 7 * DAY_S for d in _DAY_NAMES}
 _ADVERBS = {"hourly": 3600.0, "daily": DAY_S, "nightly": DAY_S, "weekly": 7 * DAY_S}
 _ADVERBS |= {"monthly": 30 * DAY_S, "yearly": 365 * DAY_S, "annually": 365 * DAY_S}
+_ADVERBS |= {"quarter-hourly": 900.0, "half-hourly": 1800.0}
+_TIMES = {"once": 1, "twice": 2, "thrice": 3}
+_WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10}
+_WORD_NUMBERS |= {"twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30}
+_NUMBER = r"(?:\d+|" + "|".join(_WORD_NUMBERS) + r")"
+_UNIT = r"(?P<unit>" + "|".join(sorted(_UNIT_S, key=len, reverse=True)) + r")(?:s|es)?"
+# How people say how often something runs: an adverb ("nightly", "half-hourly"); "every" or
+# "each" with a count, "other", or a fraction of the unit ("every 15 minutes", "every 15m",
+# "each quarter hour", "every half an hour", "every other day"); or a count per unit ("twice a
+# day", "4 times an hour", "once per week").
 _CADENCE = re.compile(
-    r"\b(?P<adverb>" + "|".join(_ADVERBS) + r")\b"
-    r"|\b(every|each)\s+(?P<n>\d+\s+)?(?P<unit>" + "|".join(_UNIT_S) + r")s?\b",
+    r"\b(?P<adverb>" + "|".join(sorted(_ADVERBS, key=len, reverse=True)) + r")\b"
+    r"|\b(?:every|each)\s+(?:(?P<other>other)\s+|(?P<n>" + _NUMBER + r")\s*|"
+    r"(?P<part>quarter|half)(?:[\s-]+of)?(?:[\s-]+an?)?[\s-]+)?" + _UNIT + r"\b"
+    r"|\b(?:(?P<times>once|twice|thrice)|(?P<k>" + _NUMBER + r")\s+times)\s+"
+    r"(?:a|an|per|every|each)\s+" + _UNIT.replace("unit", "per") + r"\b",
     re.I,
 )
 
 
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _WORD_NUMBERS[word.lower()]
+
+
 def stated_cadence(words: str) -> float | None:
     """How often the words say something should run, in seconds ("the weekly digest",
-    "every 15 minutes", "each Monday"), or None when they say no cadence."""
+    "every 15 minutes", "each quarter hour", "twice a day", "each Monday"), or None when
+    they say no cadence."""
     m = _CADENCE.search(words)
     if m is None:
         return None
     if m.group("adverb"):
         return _ADVERBS[m.group("adverb").lower()]
-    count = int((m.group("n") or "1").strip())
-    return _UNIT_S[m.group("unit").lower()] * count if count > 0 else None  # "every 0 minutes"
+    if m.group("per"):
+        times = _TIMES[m.group("times").lower()] if m.group("times") else _count(m.group("k"))
+        return _UNIT_S[m.group("per").lower()] / times if times > 0 else None
+    unit = _UNIT_S[m.group("unit").lower()]
+    if len(m.group("unit")) == 1 and (not m.group("n") or m.group(0)[-1] in "sS"):
+        # a letter is a unit only right after a count ("every 15m"), and "15ms" is not one
+        return None
+    if m.group("part"):
+        return unit * (0.25 if m.group("part").lower() == "quarter" else 0.5)
+    if m.group("other"):
+        return 2 * unit
+    count = _count(m.group("n")) if m.group("n") else 1
+    return unit * count if count > 0 else None  # "every 0 minutes"

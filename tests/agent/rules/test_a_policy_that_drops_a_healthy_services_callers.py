@@ -10,6 +10,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agent.rules.edited import recorded as recorded_bundle
 from tests.agent.rules.edited import rules_draft
 from triage.core.causes import CauseClass
@@ -25,7 +27,12 @@ _TIMEOUT = (
 )
 
 
-def _answer(tmp_path: Path, peers: list[list[dict[str, Any]]], caller_log: list[str]) -> RCADraft:
+def _answer(
+    tmp_path: Path,
+    peers: list[list[dict[str, Any]]],
+    caller_log: list[str],
+    ports: tuple[str, ...] = ("TCP/8080",),
+) -> RCADraft:
     recorded = recorded_bundle("healthy.json")
     for c in recorded["calls"]:
         result = c["result"]
@@ -42,7 +49,7 @@ def _answer(tmp_path: Path, peers: list[list[dict[str, Any]]], caller_log: list[
                     "pod_selector": {"app": "inventory-service"},
                     "types": ["Ingress"],
                     "ingress": peers,
-                    "ingress_ports": [["TCP/8080"]],
+                    "ingress_ports": [list(ports)],
                     "egress": [],
                     "egress_ports": [],
                 }
@@ -75,4 +82,31 @@ def test_two_peers_admit_the_caller(tmp_path: Path) -> None:
 
 def test_a_caller_that_is_not_failing_is_not_blamed_on_the_policy(tmp_path: Path) -> None:
     draft = _answer(tmp_path, _AND, ["INFO storefront listening on :3000"])
+    assert draft.root_cause_class is not CauseClass.NETWORK_POLICY_BLOCKING, _said(draft)
+
+
+# The Service maps port 80 to targetPort http, the container's port 8080; the caller's URL
+# names no port, so it dials the Service's HTTP port.
+_PORTLESS = (
+    "ERROR GET http://inventory-service/v1/stock/sku-1 failed: AxiosError: timeout of 10000ms "
+    "exceeded (code ECONNABORTED)"
+)
+
+
+def test_a_rule_on_the_service_port_drops_what_the_service_translates(tmp_path: Path) -> None:
+    draft = _answer(tmp_path, _OR, [_PORTLESS], ports=("TCP/80",))
+    assert draft.root_cause_class is CauseClass.NETWORK_POLICY_BLOCKING, _said(draft)
+    said = _said(draft)
+    for part in (
+        "inventory-ingress",
+        "only on TCP/80",
+        "Service port 80",
+        "port 8080 (named http)",
+    ):
+        assert part in said, (part, said)
+
+
+@pytest.mark.parametrize("opened", ["TCP/8080", "TCP/http"])
+def test_a_rule_on_the_pods_port_admits_the_caller(tmp_path: Path, opened: str) -> None:
+    draft = _answer(tmp_path, _OR, [_PORTLESS], ports=(opened,))
     assert draft.root_cause_class is not CauseClass.NETWORK_POLICY_BLOCKING, _said(draft)

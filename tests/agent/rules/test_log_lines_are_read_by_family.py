@@ -78,6 +78,11 @@ WORDINGS: list[tuple[str, Family | None]] = [
     ("fatal error: runtime: out of memory", Family.RUNTIME_OOM),
     ("Error: ENOSPC: no space left on device, write", Family.DISK_FULL),
     ('could not write to file "pg_wal/xlogtemp.31": No space left on device', Family.DISK_FULL),
+    # a server that reserves room before it writes, quoted by its Go driver
+    (
+        "batch flush failed: code: 243, message: Cannot reserve 1.00 MiB, not enough space",
+        Family.DISK_FULL,
+    ),
     (
         'pods is forbidden: User "system:serviceaccount:shop:api" cannot list resource "pods" '
         'in API group "" in the namespace "shop"',
@@ -160,6 +165,12 @@ def test_endpoints_are_read_from_urls_host_ports_and_service_names() -> None:
         ("orders-db.data.svc.cluster.local", ("orders-db", "data")),
         ("api.example.com", None),
         ("s3.eu-west-1.amazonaws.com", None),
+        # a StatefulSet pod under its governing Service, by the search path
+        ("orders-db-0.orders-db", ("orders-db", "shop")),
+        ("kafka-2.kafka-headless.data", ("kafka-headless", "data")),
+        ("kafka-2.kafka-headless.data.svc", ("kafka-headless", "data")),
+        ("web-1.example.com", None),
+        ("db-0.db.internal", None),
     ],
 )
 def test_a_host_name_points_at_a_service_only_in_the_clusters_own_forms(
@@ -223,6 +234,17 @@ def test_the_memory_a_runtime_is_told_it_may_use() -> None:
     assert got[("env JAVA_TOOL_OPTIONS", "-Xmx1536m")] == 1536 * 1024**2
     assert got[("args", "--max-old-space-size=2048")] == 2048 * 1024**2
     assert got[("env GOMEMLIMIT", "GOMEMLIMIT=900MiB")] == 900 * 1024**2
+
+
+def test_a_servers_own_memory_setting_given_as_name_equals_value() -> None:
+    spec = _spec(
+        {},
+        ["-c", "shared_buffers=1536MB", "-c", "effective_cache_size=4GB", "--maxmemory", "3gb"],
+    )
+    got = {s.flag: s.bytes for s in memory_settings(spec)}
+    assert got["shared_buffers=1536MB"] == 1536 * 1024**2
+    assert got["--maxmemory 3gb"] == 3 * 1024**3
+    assert not any("effective" in flag for flag in got), "a planner hint allocates nothing"
 
 
 def test_why_it_crashed_is_quoted_before_that_it_crashed() -> None:
@@ -410,3 +432,39 @@ def test_what_a_killed_instance_was_doing_is_read_before_its_shutdown(
     doing = "WARN Database has migration lock; cannot run migrations"
     log = ["INFO starting", doing, *shutdown]
     assert last_before_shutdown(log) == doing
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "HTTPDriver for http://ch.olap.svc:8123 received ClickHouse error code 202",
+        "Code: 202. DB::Exception: Too many simultaneous queries. Maximum: 100.",
+        '{"error":"code: 243, message: Cannot reserve 1.00 MiB, not enough space"}',
+    ],
+)
+def test_a_clickhouse_reply_names_the_server_it_came_from(line: str) -> None:
+    assert text.server_in(line) == ("clickhouse", 9000)
+
+
+@pytest.mark.parametrize(
+    ("host", "pod"),
+    [
+        ("cass-0.cass", "cass-0"),
+        ("cass-0.cass.db", "cass-0"),
+        ("cass-0.cass.db.svc.cluster.local", "cass-0"),
+        ("cass.db.svc.cluster.local", None),
+        ("orders-db.shop", None),
+        ("web-1.example.com", None),
+    ],
+)
+def test_a_statefulset_pods_own_name_is_told_from_a_service(host: str, pod: str | None) -> None:
+    assert text.pod_of(host) == pod
+
+
+def test_a_seed_the_provider_cannot_look_up_is_a_lookup_failure_naming_its_host() -> None:
+    line = (
+        "WARN  [main] SimpleSeedProvider.java:81 - Seed provider couldn't lookup host "
+        "cass-0.cass.db.svc.cluster.local"
+    )
+    assert family(line) is Family.DNS
+    assert "cass-0.cass.db.svc.cluster.local" in {e.host for e in text.endpoints_in(line)}

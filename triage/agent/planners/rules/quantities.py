@@ -98,11 +98,14 @@ _FLAGS = (
     (re.compile(r"^(\d+(?:\.\d+)?[KMGT]iB|\d+)$"), "gomemlimit"),
     # any other size the process is given for memory: a storage backend in RAM (varnish
     # `-s malloc,1G`), a cache or buffer or memory cap flag (`--cache-size=1G`,
-    # `--maxmemory 1gb`, `--shared_buffers=2GB`, `--memory-limit 512M`)
+    # `--maxmemory 1gb`, `--shared_buffers=2GB`, `--memory-limit 512M`), or a server
+    # setting given as name=value (Postgres' `-c shared_buffers=1536MB`) — but not a planner
+    # hint that allocates nothing (`effective_cache_size`)
     (re.compile(r"(?:-s\s+)?\bmalloc,(\d+(?:\.\d+)?[kKmMgGtT])\b"), "size"),
     (
         re.compile(
-            r"--?[\w.-]*(?:mem|cache|heap|buffer)[\w.-]*[= ]"
+            r"(?<![\w.-])(?!-*effective)(?:--?[\w.-]*(?:mem|cache|heap|buffer)[\w.-]*[= ]|"
+            r"[\w.-]*(?:mem|cache|heap|buffer)[\w.-]*=)"
             r"(\d+(?:\.\d+)?\s?[kKmMgGtT][iI]?[bB]?)(?![\w.])",
             re.I,
         ),

@@ -68,7 +68,9 @@ SIGNALS = {
 # the rest of a namespace's series are the application's own.
 _HOLDS = re.compile(
     r"(threads|goroutines|sessions|listeners|handles|open_fds|connections_open|"
-    r"entries|cache_size|queue_size)[a-z_]*$"
+    r"entries|cache_size|queue_size|"
+    # a runtime's memory outside its heap: the JVM's direct and mapped buffer pools
+    r"buffer_memory_used|direct_memory|native_memory)[a-z_]*$"
 )
 _DROPS = re.compile(r"^(hubble_drop_total|cilium_drop_count_total)$")
 # the labels that say where a series was scraped from, not what it measures
@@ -312,7 +314,8 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
     )
     if killed:
         for name in sorted(n for n in names if _HOLDS.search(n))[:3]:
-            rng(f"held:{name}", f"max by (pod) ({name}{{{sel}}})")
+            # by pool too: the JVM's buffer gauge has one series per pool (id=direct, mapped)
+            rng(f"held:{name}", f"max by (pod, id) ({name}{{{sel}}})")
         if "scrape_samples_scraped" in names:
             # the series a process exports live in its own metrics registry: a count that
             # grows with its memory is a label with unbounded values (a URL, an id)

@@ -46,7 +46,12 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
     ),
     (
         Family.DISK_FULL,
-        re.compile(r"no space left on device|ENOSPC|disk (is )?full|DiskFull", re.I),
+        re.compile(
+            r"no space left on device|ENOSPC|disk (is )?full|DiskFull|"
+            # a server that reserves room before it writes (ClickHouse's NOT_ENOUGH_SPACE)
+            r"not enough (disk |free )?space|NOT_ENOUGH_SPACE",
+            re.I,
+        ),
     ),
     (
         Family.RUNTIME_OOM,
@@ -62,7 +67,7 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
             r"no such host|Name or service not known|Temporary failure in name resolution|"
             r"NXDOMAIN|could not resolve|getaddrinfo|UnknownHostException|"
             # nginx resolves every proxy_pass host when it loads its config
-            r"host not found in upstream|"
+            r"host not found in upstream|(?:couldn't|could not|unable to|failed to) look ?up host|"
             r"lookup \S+( on \S+)?: .*?(i/o timeout|server misbehaving|no such host|refused)",
             re.I,
         ),
@@ -575,7 +580,10 @@ _LOOKUP = re.compile(
     # nginx: host not found in upstream "legacy-quotes:8080"; HAProxy: could not resolve
     # address 'db'
     r"host not found in upstream \\?\"(?P<f>[a-z][a-z0-9.-]*)|"
-    r"could not resolve address '(?P<g>[a-z][a-z0-9.-]*)",
+    r"could not resolve address '(?P<g>[a-z][a-z0-9.-]*)|"
+    # Cassandra's seed provider: "couldn't lookup host cass-0.cass.db.svc.cluster.local"
+    r"(?:couldn't|could not|cannot|can't|unable to|failed to) look ?up host "
+    r"'?(?P<h>[a-z][a-z0-9.-]*)",
     re.I,
 )
 _ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
@@ -643,6 +651,9 @@ _SERVERS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
     ("rabbitmq", 5672, re.compile(r"\bAMQP|rabbitmq", re.I)),
     ("mongo", 27017, re.compile(r"\bMongo", re.I)),
     ("elasticsearch", 9200, re.compile(r"elasticsearch|opensearch", re.I)),
+    # its server's exceptions ("Code: 202. DB::Exception: …"), as its drivers quote them
+    # ("code: 243, message: …", "received ClickHouse error code 202"); 9000 is its native port
+    ("clickhouse", 9000, re.compile(r"clickhouse|DB::Exception|\bcode: \d+, message: ", re.I)),
 )
 
 
@@ -691,13 +702,35 @@ def peer_named(line: str) -> str | None:
     return m.group("name") if m else None
 
 
+_ORDINAL = re.compile(r"[a-z0-9]-\d{1,4}$")
+
+
+def pod_of(host: str) -> str | None:
+    """The pod a host names when it is a StatefulSet pod's own name under its governing
+    Service (pod.svc, pod.svc.ns, pod.svc.ns.svc[...]), else None."""
+    parts = host.lower().split(".")
+    if len(parts) >= 4 and parts[3] == "svc":
+        return parts[0]
+    if 2 <= len(parts) <= 3 and _ORDINAL.search(parts[0]) and service_of(host, "") is not None:
+        return parts[0]
+    return None
+
+
 def service_of(host: str, namespace: str) -> tuple[str, str] | None:
     """(service, namespace) a cluster host name points at: svc, svc.ns, svc.ns.svc[...], and
-    a StatefulSet pod's own name under its governing Service, pod.svc.ns.svc[...]."""
+    a StatefulSet pod's own name under its governing Service, pod.svc.ns.svc[...]. A first
+    label that ends in an ordinal ("db-0.db", "kafka-2.kafka-headless.data") is such a pod,
+    resolved by the search path like a Service: pod.svc (this namespace) and pod.svc.ns."""
     parts = host.lower().split(".")
     if len(parts) == 1:
         return parts[0], namespace
-    if len(parts) == 2 and parts[1] not in ("com", "net", "org", "io", "local", "internal"):
+    tld = parts[-1] in ("com", "net", "org", "io", "local", "internal")
+    if _ORDINAL.search(parts[0]) and not tld and "svc" not in parts[1:3]:
+        if len(parts) == 2:
+            return parts[1], namespace
+        if len(parts) == 3:
+            return parts[1], parts[2]
+    if len(parts) == 2 and not tld:
         return parts[0], parts[1]
     if len(parts) >= 3 and parts[2] == "svc":
         return parts[0], parts[1]

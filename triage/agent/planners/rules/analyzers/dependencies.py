@@ -271,6 +271,81 @@ def _egress_to_pods(
     return selecting[0], why
 
 
+def _pod_port(svc: p.Service, port: int | None, target: p.Pod) -> tuple[int, int, str] | None:
+    """(Service port, container port, its name) that a connection to the Service's `port`
+    arrives on at `target` (the Service translates it by targetPort, by number or by name).
+    When the caller names no port (a URL without one), the Service's HTTP port, or its only
+    port."""
+    ports = svc["ports"]
+    chosen = (
+        next((x for x in ports if x.get("port") == port), None)
+        if port
+        else next((x for x in ports if x.get("port") == 80 or x.get("name") == "http"), None)
+        or (ports[0] if len(ports) == 1 else None)
+    )
+    if chosen is None or not isinstance(chosen.get("port"), int):
+        return None
+    declared = [x for c in target["containers"] if c["spec"] for x in c["spec"].get("ports") or []]
+    target_port = chosen.get("targetPort", chosen["port"])
+    if isinstance(target_port, int) or str(target_port).isdigit():
+        number = int(target_port)
+        name = next(
+            (str(x["name"]) for x in declared if x.get("port") == number and x.get("name")), ""
+        )
+        return chosen["port"], number, name
+    by_name = next((x for x in declared if x.get("name") == target_port), None)
+    if by_name is None or not isinstance(by_name.get("port"), int):
+        return None
+    return chosen["port"], int(by_name["port"]), str(target_port)
+
+
+def _opener(
+    policies: list[p.NetworkPolicy],
+    target: p.Pod,
+    client: p.Pod | p.PodRef,
+    same_ns: bool,
+    labels: dict[str, str] | None,
+    fallback: p.NetworkPolicy,
+) -> p.NetworkPolicy:
+    """The policy with a rule that admits `client` on some port (not the deny-all beside it)."""
+    return next(
+        (
+            pol
+            for pol in _selecting(policies, target, "Ingress")
+            if _ingress_blocks([pol], target, client, same_ns, labels) is None
+        ),
+        fallback,
+    )
+
+
+def _only_other_ports(
+    opener: p.NetworkPolicy,
+    where: str,
+    caller: Ref,
+    svc_name: str,
+    arrives: tuple[int, int, str],
+) -> tuple[str, str]:
+    """(cause, follow-up) when a rule admits the caller's pods, on ports other than the one
+    its connections arrive on — a NetworkPolicy names the pod's port, so a rule that copied
+    the Service port drops what the Service translates to another targetPort."""
+    opened = sorted({x for ports in opener["ingress_ports"] for x in ports})
+    service_port, pod_port, pod_port_name = arrives
+    at = f"{pod_port}" + (f" (named {pod_port_name})" if pod_port_name else "")
+    dials = (
+        f"{caller.name} dials port {service_port}"
+        if service_port == pod_port
+        else f"{caller.name}'s connections to Service port {service_port} arrive at the pods "
+        f"on port {at} (a NetworkPolicy matches the pod's port, after the Service's "
+        "translation)"
+    )
+    return (
+        f"NetworkPolicy {opener['name']}{where} admits {caller.name}'s pods to {svc_name}'s "
+        f"pods only on {', '.join(opened) or 'other ports'}, and {dials}: the connection is "
+        "dropped",
+        f"Open port {at} to {caller.name}'s pods in NetworkPolicy {opener['name']}.",
+    )
+
+
 def _admits_port(ports: list[str], port: int, target: p.Pod) -> bool:
     """A rule's ports ("TCP/9092", "TCP/client" by name, "*") admit `port` of `target`: a
     named port is the container port of that name."""
@@ -287,6 +362,18 @@ def _admits_port(ports: list[str], port: int, target: p.Pod) -> bool:
     return False
 
 
+def _log_holding(ctx: Ctx, line: str) -> str | None:
+    """The id of the log read that holds the line."""
+    return next(
+        (
+            e.id
+            for e in ctx.facts.all("k8s.logs")
+            if e.ok and any(line[:60] in str(x) for x in e.data or [])
+        ),
+        None,
+    )
+
+
 def dependencies(ctx: Ctx) -> list[Finding]:
     out: list[Finding] = []
     callers = {str(ctx.workload_ref(x)): x for x in ctx.focus_pods}
@@ -296,15 +383,7 @@ def dependencies(ctx: Ctx) -> list[Finding]:
         if caller_pod is None:
             break
         caller = ctx.workload_ref(caller_pod)
-        log_ev = next(
-            (
-                e
-                for e in ctx.facts.all("k8s.logs")
-                if e.ok and any(line[:60] in str(x) for x in e.data or [])
-            ),
-            None,
-        )
-        lid = log_ev.id if log_ev else None
+        lid = _log_holding(ctx, line)
         symptom = link(
             S,
             f"{caller.name} cannot reach {svc_name}.{ns}{':' + str(port) if port else ''}: "
@@ -320,19 +399,23 @@ def dependencies(ctx: Ctx) -> list[Finding]:
         policies, nid = ctx.facts.network_policies(ctx.ns)
         if family is text.Family.DNS:
             blocker = _egress_blocks(policies, caller_pod, dns=True)
-            if blocker is not None:
-                out.append(
-                    _policy(
-                        ctx,
-                        caller,
-                        symptom,
-                        blocker,
-                        nid,
-                        f"NetworkPolicy {blocker['name']} allows {caller.name} no egress to DNS "
-                        f"(UDP/TCP 53 to kube-system), so every lookup times out",
-                        dep_ref,
-                    )
+            unresolved = (
+                _policy(
+                    ctx,
+                    caller,
+                    symptom,
+                    blocker,
+                    nid,
+                    f"NetworkPolicy {blocker['name']} allows {caller.name} no egress to DNS "
+                    f"(UDP/TCP 53 to kube-system), so every lookup times out",
+                    dep_ref,
                 )
+                if blocker is not None
+                # a pod's own name that no pod has: a StatefulSet ordinal it does not make
+                else _absent_ordinal(ctx, caller, caller_pod, symptom, line, svc_name, ns)
+            )
+            if unresolved is not None:
+                out.append(unresolved)
                 continue
         elsewhere = _moved_to(ctx, svc_name, ns)
         if svc is None and (elsewhere or sid is not None):
@@ -418,6 +501,109 @@ def dependencies(ctx: Ctx) -> list[Finding]:
         if len(out) == found_before and code is not None:
             out.append(_answers_error(ctx, caller, symptom, svc, ns, code, line, sid))
     return out
+
+
+def _absent_ordinal(
+    ctx: Ctx,
+    caller: Ref,
+    caller_pod: p.Pod,
+    symptom: Claim | None,
+    line: str,
+    svc_name: str,
+    ns: str,
+) -> Finding | None:
+    """The failing line names a StatefulSet pod under its governing Service (a seed list, a
+    replicaof, a member list: db-0.db) whose ordinal the StatefulSet does not make: its pods
+    run from spec.ordinals.start (0 unless set) for `replicas` ordinals, so a name outside
+    that range never resolves — a start moved or a scale-down left the setting behind."""
+    pods_, pid = ctx.facts.pods(ns)
+    if pid is None:
+        return None
+    for e in text.endpoints_in(line):
+        pod = text.pod_of(e.host)
+        if pod is None or text.service_of(e.host, ctx.ns) != (svc_name, ns):
+            continue
+        if any(x["name"] == pod for x in pods_):
+            return None
+        sets, ssid = ctx.facts.statefulsets(ns)
+        sts = next(
+            (
+                x
+                for x in sets
+                if x["service_name"] == svc_name
+                and pod.rsplit("-", 1)[0] == x["name"]
+                and x["replicas"] is not None
+            ),
+            None,
+        )
+        if sts is None or sts["replicas"] is None:
+            return None
+        ordinal = int(pod.rsplit("-", 1)[1])
+        start = sts.get("ordinals_start", 0)
+        end = start + sts["replicas"] - 1
+        if start <= ordinal <= end:
+            return None  # one it makes, not made yet: another chain
+        made = (
+            f"{sts['name']}-{start}..{sts['name']}-{end}"
+            if end > start
+            else f"{sts['name']}-{start}"
+        )
+        why = (
+            f"spec.ordinals.start {start}"
+            if ordinal < start
+            else f"replicas {sts['replicas']}" + (f", ordinals from {start}" if start else "")
+        )
+        setting = next(
+            (
+                env["name"]
+                for c in caller_pod["containers"]
+                if c["spec"]
+                for env in c["spec"]["env"]
+                if pod in str(env.get("value") or "")
+            ),
+            None,
+        )
+        named = f"{setting} names" if setting else "it names"
+        sts_ref = Ref("StatefulSet", ns, sts["name"])
+        cause = (
+            f"{caller.name} cannot find {pod}: {named} pod {pod} under Service {svc_name}, but "
+            f"StatefulSet {sts['name']} makes pods {made} ({why}), so {pod} does not exist "
+            "and its name never resolves"
+        )
+        return Finding(
+            cls=CauseClass.STATEFULSET_MISCONFIGURED,
+            cause=cause,
+            summary=f"{caller.name} looks for pod {pod}, which StatefulSet {sts['name']} does "
+            f"not make ({why})",
+            impact=f"{caller.name} cannot reach {pod}; what needs it fails.",
+            chain=chain(
+                symptom,
+                link(
+                    C,
+                    f"StatefulSet {sts['name']} makes pods {made} ({why}); there is no {pod}.",
+                    ssid,
+                    pid,
+                    about=sts_ref,
+                    facts=(
+                        fact("k8s.pods", f"[name={pod}]", "absent", None, namespace=ns),
+                        fact(
+                            "k8s.statefulsets",
+                            f"[name={sts['name']}].ordinals_start",
+                            "eq",
+                            start,
+                            namespace=ns,
+                        ),
+                    ),
+                ),
+            ),
+            strength=Strength.STATED,
+            explains={str(caller), str(sts_ref)},
+            follow_ups=[
+                f"Name pods that exist ({made}) in {setting or 'the setting'}, or give "
+                f"StatefulSet {sts['name']} the ordinals it names."
+            ],
+        )
+    return None
 
 
 def _crossed_dependency(
@@ -542,22 +728,17 @@ def _not_admitted(
     own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
     labels = own_labels if isinstance(own_labels, dict) else None
     same = ns == ctx.ns
-    blocker = _ingress_blocks(theirs, dep_pods[0], caller_pod, same, labels, port)
+    arrives = _pod_port(svc, port, dep_pods[0])
+    blocker = _ingress_blocks(
+        theirs, dep_pods[0], caller_pod, same, labels, arrives[1] if arrives else port
+    )
     if blocker is None:
         return None
-    if port and _ingress_blocks(theirs, dep_pods[0], caller_pod, same, labels) is None:
-        opened = sorted({x for pol in theirs for ports in pol["ingress_ports"] for x in ports})
-        return _policy(
-            ctx,
-            caller,
-            symptom,
-            blocker,
-            tid,
-            f"NetworkPolicy {blocker['name']} in {ns} admits {caller.name}'s pods to "
-            f"{svc_name}'s pods only on {', '.join(opened) or 'other ports'}, and "
-            f"{caller.name} dials port {port}: the connection is dropped",
-            dep_ref,
-        )
+    if arrives and _ingress_blocks(theirs, dep_pods[0], caller_pod, same, labels) is None:
+        # a rule admits the caller, on other ports: name that policy, not the deny-all
+        opener = _opener(theirs, dep_pods[0], caller_pod, same, labels, blocker)
+        cause, follow_up = _only_other_ports(opener, f" in {ns}", caller, svc_name, arrives)
+        return _policy(ctx, caller, symptom, opener, tid, cause, dep_ref, follow_up=follow_up)
     return _policy(
         ctx,
         caller,
@@ -737,9 +918,6 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
             )
             if svc is None:
                 continue
-            blocker = _ingress_blocks(policies, target, client, True, labels)
-            if blocker is None:
-                continue
             named = re.compile(rf"(?<![\w-]){re.escape(svc['name'])}(?![\w-])")
             ip = svc.get("cluster_ip")
             lines, lid = [], None
@@ -753,7 +931,34 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
                 ]
             if not lines:
                 continue
+            dialled = next(
+                (
+                    e.port
+                    for e in text.endpoints_in(lines[-1])
+                    if text.service_of(e.host, ctx.ns) == (svc["name"], ctx.ns)
+                ),
+                None,
+            )
+            arrives = _pod_port(svc, dialled, target)
+            blocker = _ingress_blocks(
+                policies, target, client, True, labels, arrives[1] if arrives else None
+            )
+            if blocker is None:
+                continue
             callee = ctx.workload_ref(target)
+            symptom = link(
+                S,
+                f"{caller.name} cannot connect to {svc['name']}: {short(lines[-1], 200)}",
+                lid,
+                about=caller,
+            )
+            if arrives and _ingress_blocks(policies, target, client, True, labels) is None:
+                opener = _opener(policies, target, client, True, labels, blocker)
+                cause, follow_up = _only_other_ports(opener, "", caller, svc["name"], arrives)
+                out.append(
+                    _policy(ctx, caller, symptom, opener, nid, cause, callee, follow_up=follow_up)
+                )
+                break
             anded = [
                 peer
                 for peers in blocker["ingress"]
@@ -778,12 +983,6 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
                     if anded
                     else ""
                 )
-            )
-            symptom = link(
-                S,
-                f"{caller.name} cannot connect to {svc['name']}: {short(lines[-1], 200)}",
-                lid,
-                about=caller,
             )
             out.append(_policy(ctx, caller, symptom, blocker, nid, cause, callee))
             break
@@ -1230,6 +1429,7 @@ def _policy(
     nid: str | None,
     cause: str,
     dep: Ref,
+    follow_up: str | None = None,
 ) -> Finding:
     return Finding(
         cls=CauseClass.NETWORK_POLICY_BLOCKING,
@@ -1251,7 +1451,9 @@ def _policy(
         ),
         strength=Strength.INFERRED,
         explains={str(caller), str(dep)},
-        follow_ups=[f"Add a rule to NetworkPolicy {pol['name']} that allows this traffic."],
+        follow_ups=[
+            follow_up or f"Add a rule to NetworkPolicy {pol['name']} that allows this traffic."
+        ],
     )
 
 

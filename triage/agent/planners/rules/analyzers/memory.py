@@ -145,7 +145,11 @@ def _held_grows(ctx: Ctx, pod: p.Pod) -> tuple[list[str], str] | None:
                         "it has seen, so a label with unbounded values (a raw URL, an id) is a "
                         "cardinality leak"
                     ], ev.id
-                return [f"{name} grows from {low:.0f} to {high:.0f} before each kill"], ev.id
+                pool = f'{{id="{labels["id"]}"}}' if labels.get("id") else ""
+                size = quantities.human if name.endswith("_bytes") else (lambda v: f"{v:.0f}")
+                return [
+                    f"{name}{pool} grows from {size(low)} to {size(high)} before each kill"
+                ], ev.id
     return None
 
 
@@ -189,6 +193,24 @@ def _held_before_the_kill(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[str, st
     return ", and ".join(parts), lid or ctx.facts.pods(ctx.ns)[1]
 
 
+# A frame of a stack trace (Java's "\tat a.b.C.m(C.java:12)", Netty's records without "at")
+_FRAME = re.compile(r"(?:^|\\n|\n)\s*(?:\\t|\t)*(?:at\s+)?(?P<frame>[\w$]+(?:\.[\w$<>]+){2,})\(")
+
+
+def leak_said(log: list[str]) -> str | None:
+    """The runtime's own report of a leak (Netty's ResourceLeakDetector "LEAK: …", Node's
+    MaxListenersExceededWarning, "memory leak detected"), with the frame that allocated what
+    leaked: the last one under "Created at:", the outermost caller the report shows."""
+    for ln in reversed(log):
+        if not re.search(r"\bLEAK:|memory leak|leak detected|MaxListeners", ln, re.I):
+            continue
+        head = re.split(r"\\n|\n", ln.split('"message":"', 1)[-1], maxsplit=1)[0]
+        created = ln.split("Created at:", 1)[1] if "Created at:" in ln else ""
+        frames = [m.group("frame") for m in _FRAME.finditer(created)]
+        return short(head, 140) + (f" — allocated by {frames[-1]}" if frames else "")
+    return None
+
+
 def _what_grows(ctx: Ctx, pod: p.Pod, container: str) -> tuple[list[str], str] | None:
     """The log's own account of the leak: fields that only grow, and the runtime's warnings
     that name a leak (Node's MaxListenersExceededWarning, "memory leak detected")."""
@@ -197,9 +219,8 @@ def _what_grows(ctx: Ctx, pod: p.Pod, container: str) -> tuple[list[str], str] |
         if not lid:
             continue
         said = [str(g) for g in text.growing(log)][:2]
-        said += [
-            f'"{short(ln, 160)}"' for ln in log if "leak" in ln.lower() or "MaxListeners" in ln
-        ][:1]
+        leak = leak_said(log)
+        said += [f'"{leak}"'] if leak else []
         if said:
             return said, lid
     return None
@@ -256,7 +277,8 @@ def oom(ctx: Ctx) -> list[Finding]:
             s = (over or pct)[0]
             told = quantities.human(s.bytes) if s.bytes else f"{s.percent:g}% of the limit"
             cause = (
-                f"{s.where} sets {s.flag} ({told}) for container {c['name']}, "
+                f"{'its command line' if s.where == 'args' else s.where} sets {s.flag} ({told}) "
+                f"for container {c['name']}, "
                 f"{'more than' if s.bytes and limit and s.bytes > limit else 'about'} its "
                 f"{limit_text} memory limit: the process is allowed to grow past the limit, "
                 "so the kernel OOM-kills it before the runtime's own limit applies"
@@ -277,7 +299,8 @@ def oom(ctx: Ctx) -> list[Finding]:
                     symptom,
                     link(
                         C,
-                        f"{s.where} gives {s.flag} ({told}) while limits.memory is {limit_text}.",
+                        f"{'The command line' if s.where == 'args' else 'E' + s.where[1:]} "
+                        f"gives {s.flag} ({told}) while limits.memory is {limit_text}.",
                         pods_id,
                         about=ref,
                         facts=(
@@ -356,6 +379,11 @@ def oom(ctx: Ctx) -> list[Finding]:
                 if trend == "leak"
                 else grew
             )
+            if held and trend != "leak":
+                # the runtime's own report of what leaks, beside the gauge that grows
+                reports = _what_grows(ctx, pod, c["name"])
+                reported = [x for x in (reports[0] if reports else []) if x.startswith('"')]
+                held = ([*held[0], *reported[:1]], held[1])
             finding = Finding(
                 cls=CauseClass.MEMORY_LEAK,
                 cause=f"{ref.name}'s memory grows steadily "

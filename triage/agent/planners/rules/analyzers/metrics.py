@@ -660,7 +660,7 @@ _EXHAUSTED = re.compile(
     r"no more connections allowed|max_client_conn|"
     # a server that takes the connection but rejects the work for capacity
     r"rejected[_ ]execution|queue capacity|thread ?pool (is )?(full|exhausted)|"
-    r"server (is )?(overloaded|busy)|too many concurrent|"
+    r"server (is )?(overloaded|busy)|too many (concurrent|simultaneous|parallel)|"
     # a broker that holds its publishers back (RabbitMQ's memory or disk alarm, flow control)
     r"blocked (the |our )?connection|(publisher|producer|connection)s? (is |are )?blocked|"
     r"blocked by (the )?broker|flow[- ]control",
@@ -670,13 +670,16 @@ _REFUSED_FULL = re.compile(
     r"too many (clients|connections)|remaining connection slots|max number of clients|"
     r"max_connections|no more connections allowed|max_client_conn|rejected[_ ]execution|"
     r"queue capacity|thread ?pool (is )?(full|exhausted)|"
+    # a server at its own limit of work in flight (ClickHouse's max_concurrent_queries)
+    r"too many (concurrent|simultaneous|parallel) (queries|requests)|"
     # a server over its own resource limit: RabbitMQ's alarms, Redis' maxmemory
     r"resource limit alarm|(memory|disk) alarm|publishers will be blocked|"
     r"OOM command not allowed",
     re.I,
 )
 _CAPACITY = re.compile(
-    r"rejected[_ ]execution|queue capacity|thread ?pool|overloaded|busy|blocked|flow[- ]control",
+    r"rejected[_ ]execution|queue capacity|thread ?pool|overloaded|busy|blocked|flow[- ]control|"
+    r"too many (concurrent|simultaneous|parallel)",
     re.I,
 )
 

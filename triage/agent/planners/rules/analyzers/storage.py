@@ -262,7 +262,7 @@ def _size(n: float, name: str = "bytes") -> str:
 # (Elasticsearch's flood-stage watermark marks indices read-only; a kernel says ENOSPC).
 _DISK_WORDS = re.compile(
     r"watermark|read[-_ ]only[-_ ]allow[-_ ]delete|ENOSPC|no space left|disk (is )?full|"
-    r"disk usage exceeded|out of disk|not enough (disk|free) space",
+    r"disk usage exceeded|out of disk|not enough (disk |free )?space|NOT_ENOUGH_SPACE",
     re.I,
 )
 

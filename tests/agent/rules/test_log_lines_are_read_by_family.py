@@ -468,3 +468,22 @@ def test_a_seed_the_provider_cannot_look_up_is_a_lookup_failure_naming_its_host(
     )
     assert family(line) is Family.DNS
     assert "cass-0.cass.db.svc.cluster.local" in {e.host for e in text.endpoints_in(line)}
+
+
+def test_an_error_line_that_only_says_what_failed_is_quoted_by_its_exception() -> None:
+    log = [
+        "2026-12-07T07:00:00Z INFO  Application - 200 OK: GET - /v1/balance in 23ms",
+        "2026-12-07T07:00:01Z ERROR Application - Unhandled: POST - /v1/redeem",
+        "io.ktor.serialization.JsonConvertException: Illegal input: Encountered an unknown key "
+        "'tierExpiry' at offset 61 at path: $",
+        "\tat com.shop.tier.TierClient.tierOf(TierClient.kt:41)",
+    ]
+    line = telling(log)
+    assert line is not None
+    assert line.text.startswith("io.ktor.serialization.JsonConvertException"), line
+
+
+def test_a_line_after_an_error_that_is_not_an_exception_is_not_quoted_for_it() -> None:
+    line = telling(["ERROR request failed for order 881", "WARNING: slow query 900ms"])
+    assert line is not None
+    assert line.text == "ERROR request failed for order 881"

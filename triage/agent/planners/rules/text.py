@@ -279,14 +279,27 @@ def telling(log: list[str], window: int = 60) -> Line | None:
         return None
     top = max(ln.severity for ln in pool)
     best = next(ln for ln in pool if ln.severity == top)
+    raw = log[-window:]
     if best.family is Family.CRASH and _TRACE_HEADER.search(best.text):
         # "Traceback (most recent call last):" says how; the exception it ends with says why
-        raw = log[-window:]
         j = _exception_after(raw, best.index)
         if j is not None:
             text = _TIMESTAMP.sub("", raw[j].strip())[:MAX_LINE]
             return Line(text, 3, family(text) or Family.CRASH, j)
+    if best.family in (None, Family.CRASH) and best.index + 1 < len(raw):
+        # an error line that says only what failed ("Unhandled: POST /v1/redeem"), followed
+        # at once by the exception it logged: the exception says why
+        after = _TIMESTAMP.sub("", raw[best.index + 1].strip())
+        if _THROWN.match(after):
+            text = after[:MAX_LINE]
+            return Line(text, best.severity, family(text) or Family.CRASH, best.index + 1)
     return best
+
+
+# the first line of a logged exception: a class named for an exception or an error, and why
+_THROWN = re.compile(
+    r"^(?:Caused by: )?[A-Za-z_][\w.$]*(?:Exception|Error)\b(?: ?\([^)]{0,200}\))?: \S"
+)
 
 
 _TRACE_HEADER = re.compile(r"Traceback \(most recent call last\)|Exception in thread", re.I)

@@ -110,3 +110,57 @@ def test_a_rule_on_the_service_port_drops_what_the_service_translates(tmp_path: 
 def test_a_rule_on_the_pods_port_admits_the_caller(tmp_path: Path, opened: str) -> None:
     draft = _answer(tmp_path, _OR, [_PORTLESS], ports=(opened,))
     assert draft.root_cause_class is not CauseClass.NETWORK_POLICY_BLOCKING, _said(draft)
+
+
+def _one_off(
+    tmp_path: Path,
+    owner: dict[str, str] | None,
+    line: str = "curl: (28) Connection timed out after 10002 milliseconds",
+) -> RCADraft:
+    """A `kubectl run` curl pod (no controller) that timed out against the Service, which
+    the policy (admitting app=storefront only) drops; with an owner, the same pod is a
+    workload's caller."""
+    recorded = recorded_bundle("healthy.json")
+    for c in recorded["calls"]:
+        result = c["result"]
+        if c["tool"] == "k8s.pods":
+            probe = copy.deepcopy(result["data"][0])
+            probe.update(name="tmp-curl", labels={"run": "tmp-curl"}, owner=owner, ready=False)
+            probe["phase"] = "Failed" if owner is None else "Running"
+            probe["containers"][0]["spec"]["args"] = ["-m", "10", "http://inventory-service/"]
+            result["data"].append(probe)
+        elif c["tool"] == "k8s.network_policies":
+            result["status"] = "ok"
+            result["data"] = [
+                {
+                    "name": "inventory-ingress",
+                    "pod_selector": {"app": "inventory-service"},
+                    "types": ["Ingress"],
+                    "ingress": [[{"pods": {"app": "storefront"}}]],
+                    "ingress_ports": [["TCP/8080"]],
+                    "egress": [],
+                    "egress_ports": [],
+                }
+            ]
+    args = {"namespace": NS, "pod": "tmp-curl", "container": "app"}
+    log = next(c for c in recorded["calls"] if c["tool"] == "k8s.logs")
+    data = [line]
+    result = {**copy.deepcopy(log["result"]), "args": args, "data": data}
+    recorded["calls"].append({"tool": "k8s.logs", "args": args, "result": result})
+    return rules_draft(tmp_path, recorded)
+
+
+def test_a_one_off_pod_the_policy_drops_is_the_policy_by_design(tmp_path: Path) -> None:
+    draft = _one_off(tmp_path, None)
+    assert draft.root_cause_class is CauseClass.NO_FAULT, _said(draft)
+    said = _said(draft)
+    for part in ("Pod tmp-curl", "one-off pod", "inventory-ingress", "by design"):
+        assert part in said, (part, said)
+    assert "tmp-curl is unhealthy" not in said, said
+
+
+def test_a_workloads_pod_the_policy_drops_is_a_caller_it_fails(tmp_path: Path) -> None:
+    owner = {"kind": "ReplicaSet", "name": "tmp-curl-5d9c7b8f4"}
+    line = "curl: (28) Failed to connect to inventory-service port 80 after 10002 ms: Timed out"
+    draft = _one_off(tmp_path, owner, line)
+    assert draft.root_cause_class is CauseClass.NETWORK_POLICY_BLOCKING, _said(draft)

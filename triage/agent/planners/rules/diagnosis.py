@@ -20,6 +20,7 @@ from tools.results import ErrorKind
 from triage.agent.planners.rules import reasons, text
 from triage.agent.planners.rules.analyzers import analyze
 from triage.agent.planners.rules.analyzers.common import recovered
+from triage.agent.planners.rules.analyzers.dependencies import fenced_callers
 from triage.agent.planners.rules.analyzers.metrics import symptoms
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
 from triage.agent.planners.rules.chain import Finding, Strength, compose, link, rank, short
@@ -503,8 +504,15 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.autoscalers_explained(ctx)
     claims += reasons.scaled_down_explained(ctx)
     claims += reasons.traffic_explained(ctx)
+    claims += reasons.fenced_explained(ctx)
     claims += reasons.jobs_explained(ctx)
-    others = [x for x in pods if x not in focus and _troubled(x) and x["phase"] != "Succeeded"]
+    # a one-off pod that failed because a policy drops it by design is explained above
+    fenced = {c[0]["name"] for c, _ in fenced_callers(ctx) if c[0]["owner"] is None}
+    others = [
+        x
+        for x in pods
+        if x not in focus and _troubled(x) and x["phase"] != "Succeeded" and x["name"] not in fenced
+    ]
     if others and not ctx.whole_namespace:
         names = sorted({workload_of(x)[1] for x in others})
         claims.append(

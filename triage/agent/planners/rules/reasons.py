@@ -18,7 +18,12 @@ import re
 from tools.read import payloads as p
 from triage.agent.planners.rules import meanings, quantities, text
 from triage.agent.planners.rules.analyzers.common import _ts, env_of, recovered
-from triage.agent.planners.rules.analyzers.dependencies import peer_text
+from triage.agent.planners.rules.analyzers.dependencies import (
+    fenced_callers,
+    labels_text,
+    peer_text,
+    peers_text,
+)
 from triage.agent.planners.rules.analyzers.network import scaled_to_zero
 from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
 from triage.agent.planners.rules.chain import link, short, unique
@@ -845,8 +850,11 @@ def logs_explained(ctx: Ctx) -> list[Claim | None]:
     here: the program says it coped (retries, serves cached data, rejected a caller's
     input) and the pod is Ready."""
     out: list[Claim | None] = []
+    # a one-off pod that a policy drops by design is explained by what it did
+    # (`fenced_explained`), not as a Ready pod serving
+    exited = {c[0]["name"] for c, _ in fenced_callers(ctx) if c[0]["owner"] is None}
     for ev in ctx.facts.all("k8s.logs"):
-        if not ev.ok or ev.args.get("previous"):
+        if not ev.ok or ev.args.get("previous") or ev.args.get("pod") in exited:
             continue
         lines = text.lines_of([str(x) for x in ev.data or []])
         loud = [ln for ln in lines if ln.severity >= 1]
@@ -1337,4 +1345,28 @@ def jobs_explained(ctx: Ctx) -> list[Claim | None]:
                     about=ctx.ref("Job", job["name"]),
                 )
             )
+    return out
+
+
+def fenced_explained(ctx: Ctx) -> list[Claim | None]:
+    """A one-off pod (kubectl run: no controller, a test or debug command) whose connection
+    to the asked-about Service times out because the Service's ingress policy does not admit
+    it: the policy doing what it was written to do, while the callers it admits are served —
+    the reason a "no fault" answer owes for the failure the user saw."""
+    _, nid = ctx.facts.network_policies(ctx.ns)
+    pods_id = ctx.facts.pods(ctx.ns)[1]
+    out: list[Claim | None] = []
+    for (client, target, svc, blocker, lines, lid), _arrives in fenced_callers(ctx):
+        if client["owner"] is not None:
+            continue
+        callee = ctx.workload_ref(target)
+        said = (
+            f"Pod {client['name']} (labels {labels_text(client['labels'])}, no controller: a "
+            f'one-off pod) fails to reach Service {svc["name"]} ("{short(lines[-1], 120)}") '
+            f"because NetworkPolicy {blocker['name']} admits ingress to {callee.name}'s pods "
+            f"only from {peers_text(blocker)}, which it is not: the policy drops it by design, "
+            f"and the callers it admits are served by {callee.name}'s ready pods. To test from "
+            "inside, run the pod with labels the policy admits"
+        )
+        out.append(link(None, sentence(said), lid, nid, pods_id, about=callee))
     return out

@@ -897,20 +897,20 @@ def scrapes(ctx: Ctx) -> list[Finding]:
     ]
 
 
-def callers_dropped(ctx: Ctx) -> list[Finding]:
-    """The pods asked about are Ready, and a neighbour of their namespace fails to connect to
-    their Service (its own log: a timeout or refusal naming the Service) while no ingress rule
-    of the policies selecting them admits that neighbour: the callee is healthy, the policy
-    drops its callers. A peer whose namespaceSelector and podSelector share one `from` entry
-    is read as Kubernetes reads it — both must match — and said so when that is why."""
-    out: list[Finding] = []
-    policies, nid = ctx.facts.network_policies(ctx.ns)
+Fenced = tuple[p.Pod, p.Pod, p.Service, p.NetworkPolicy, list[str], str | None]
+
+
+def fenced_callers(ctx: Ctx) -> list[tuple[Fenced, tuple[int, int, str] | None]]:
+    """(client, target, Service, blocking policy, its failing lines, their log's id) with the
+    port the connections arrive on, for each neighbour whose own log fails to connect to the
+    Service of a Ready pod asked about while no ingress rule of the policies selecting that
+    pod admits it. The line names the Service or its IP, or — for a one-off pod (kubectl
+    run: no controller) — its command does."""
+    out: list[tuple[Fenced, tuple[int, int, str] | None]] = []
+    policies, _ = ctx.facts.network_policies(ctx.ns)
     services, _ = ctx.facts.services(ctx.ns)
-    own = ctx.facts.get("k8s.namespace", namespace=ctx.ns)
-    own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
-    labels = own_labels if isinstance(own_labels, dict) else None
+    labels = _ns_labels(ctx)
     for client in fenced_neighbours(ctx):
-        caller = ctx.workload_ref(client)
         for target in (x for x in ctx.focus_pods if x["ready"]):
             svc = next(
                 (v for v in services if v["selector"] and selects(v["selector"], target["labels"])),
@@ -922,12 +922,17 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
             ip = svc.get("cluster_ip")
             lines, lid = [], None
             for c in client["containers"][:1]:
+                told = (
+                    " ".join([*c["spec"]["command"], *c["spec"]["args"]])
+                    if c["spec"] and client["owner"] is None
+                    else ""
+                )
                 log, lid = ctx.facts.logs(ctx.ns, client["name"], c["name"], False)
                 lines = [
                     ln
                     for ln in log
                     if text.family(ln) is text.Family.CONNECTION
-                    and (named.search(ln) or (ip and ip in ln))
+                    and (named.search(ln) or (ip and ip in ln) or named.search(told))
                 ]
             if not lines:
                 continue
@@ -943,49 +948,72 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
             blocker = _ingress_blocks(
                 policies, target, client, True, labels, arrives[1] if arrives else None
             )
-            if blocker is None:
-                continue
-            callee = ctx.workload_ref(target)
-            symptom = link(
-                S,
-                f"{caller.name} cannot connect to {svc['name']}: {short(lines[-1], 200)}",
-                lid,
-                about=caller,
-            )
-            if arrives and _ingress_blocks(policies, target, client, True, labels) is None:
-                opener = _opener(policies, target, client, True, labels, blocker)
-                cause, follow_up = _only_other_ports(opener, "", caller, svc["name"], arrives)
-                out.append(
-                    _policy(ctx, caller, symptom, opener, nid, cause, callee, follow_up=follow_up)
-                )
+            if blocker is not None:
+                out.append(((client, target, svc, blocker, lines, lid), arrives))
                 break
-            anded = [
-                peer
-                for peers in blocker["ingress"]
-                for peer in peers
-                if peer.get("pods")
-                and "namespaces" in peer
-                and selects(peer["pods"] or {}, client["labels"])
-                and labels is not None
-                and not selects(peer["namespaces"], labels)
-            ]
-            cause = (
-                f"NetworkPolicy {blocker['name']} admits ingress to {callee.name}'s pods only "
-                f"from {_peers_text(blocker)}, which {caller.name}'s pods (labels "
-                f"{_labels(client['labels'])}, in {ctx.ns}) are not, so {caller.name}'s calls "
-                f"to Service {svc['name']} are dropped"
-                + (
-                    f": the entry's namespaceSelector ({_labels(anded[0]['namespaces'])}) and "
-                    f"podSelector ({_labels(anded[0].get('pods'))}) are one `from` peer, which "
-                    "Kubernetes ANDs — pods so labelled in such namespaces only, not "
-                    f"{caller.name} in its own namespace; as two peers (two `-` items) they "
-                    "would be ORed"
-                    if anded
-                    else ""
-                )
+    return out
+
+
+def _ns_labels(ctx: Ctx) -> dict[str, str] | None:
+    own = ctx.facts.get("k8s.namespace", namespace=ctx.ns)
+    own_labels = (own.data or {}).get("labels") if own is not None and own.ok else None
+    return own_labels if isinstance(own_labels, dict) else None
+
+
+def callers_dropped(ctx: Ctx) -> list[Finding]:
+    """The pods asked about are Ready, and a neighbour workload of their namespace fails to
+    connect to their Service (its own log: a timeout or refusal naming the Service) while no
+    ingress rule of the policies selecting them admits that neighbour: the callee is healthy,
+    the policy drops its callers. A peer whose namespaceSelector and podSelector share one
+    `from` entry is read as Kubernetes reads it — both must match — and said so when that is
+    why. A one-off pod the policy drops is not a caller it fails (reasons.fenced_explained)."""
+    out: list[Finding] = []
+    policies, nid = ctx.facts.network_policies(ctx.ns)
+    labels = _ns_labels(ctx)
+    for (client, target, svc, blocker, lines, lid), arrives in fenced_callers(ctx):
+        if client["owner"] is None:
+            continue
+        caller = ctx.workload_ref(client)
+        callee = ctx.workload_ref(target)
+        symptom = link(
+            S,
+            f"{caller.name} cannot connect to {svc['name']}: {short(lines[-1], 200)}",
+            lid,
+            about=caller,
+        )
+        if arrives and _ingress_blocks(policies, target, client, True, labels) is None:
+            opener = _opener(policies, target, client, True, labels, blocker)
+            cause, follow_up = _only_other_ports(opener, "", caller, svc["name"], arrives)
+            out.append(
+                _policy(ctx, caller, symptom, opener, nid, cause, callee, follow_up=follow_up)
             )
-            out.append(_policy(ctx, caller, symptom, blocker, nid, cause, callee))
-            break
+            continue
+        anded = [
+            peer
+            for peers in blocker["ingress"]
+            for peer in peers
+            if peer.get("pods")
+            and "namespaces" in peer
+            and selects(peer["pods"] or {}, client["labels"])
+            and labels is not None
+            and not selects(peer["namespaces"], labels)
+        ]
+        cause = (
+            f"NetworkPolicy {blocker['name']} admits ingress to {callee.name}'s pods only "
+            f"from {_peers_text(blocker)}, which {caller.name}'s pods (labels "
+            f"{_labels(client['labels'])}, in {ctx.ns}) are not, so {caller.name}'s calls "
+            f"to Service {svc['name']} are dropped"
+            + (
+                f": the entry's namespaceSelector ({_labels(anded[0]['namespaces'])}) and "
+                f"podSelector ({_labels(anded[0].get('pods'))}) are one `from` peer, which "
+                "Kubernetes ANDs — pods so labelled in such namespaces only, not "
+                f"{caller.name} in its own namespace; as two peers (two `-` items) they "
+                "would be ORed"
+                if anded
+                else ""
+            )
+        )
+        out.append(_policy(ctx, caller, symptom, blocker, nid, cause, callee))
     return out
 
 
@@ -1392,6 +1420,15 @@ def _labels(labels: object) -> str:
     if isinstance(labels, dict):
         return ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "any"
     return str(labels)
+
+
+def peers_text(pol: p.NetworkPolicy) -> str:
+    """Whom a policy's ingress rules admit, in words."""
+    return _peers_text(pol)
+
+
+def labels_text(labels: object) -> str:
+    return _labels(labels)
 
 
 def _peers_text(pol: p.NetworkPolicy, *, egress: bool = False) -> str:

@@ -549,6 +549,26 @@ def _stopped(ctx: Ctx, e: p.Event) -> str:
     return f" ({times}, the last {when})"
 
 
+def _below_threshold(pod: p.Pod, e: p.Event) -> str:
+    """For a failed liveness check of a container that was not restarted: the kubelet
+    restarts it only after failureThreshold consecutive failures (3 unless set), so checks
+    that failed fewer times in a row did nothing but log this warning."""
+    if e["reason"] != "Unhealthy" or not str(e["message"]).startswith("Liveness probe failed"):
+        return ""
+    for c in pod["containers"]:
+        probe = c["spec"]["liveness"] if c["spec"] else None
+        if probe is None or c["restarts"]:
+            continue
+        threshold = probe.get("failure_threshold") or 3
+        period = probe.get("period_s") or 10
+        return (
+            f"; the kubelet restarts container {c['name']} only after failureThreshold "
+            f"{threshold} consecutive failed checks (every {period}s), and it has not "
+            "restarted it (restartCount 0): the checks that failed were fewer in a row"
+        )
+    return ""
+
+
 def events_explained(ctx: Ctx) -> list[Claim | None]:
     events, eid = ctx.facts.warnings(ctx.ns)
     pods = {x["name"]: x for x in ctx.facts.pods(ctx.ns)[0]}
@@ -570,6 +590,7 @@ def events_explained(ctx: Ctx) -> list[Claim | None]:
                 f"pod {name} is Ready now ({sum(c['restarts'] for c in pod['containers'])} "
                 f"restart(s)): the {e['reason']} warning{_stopped(ctx, e)} is over"
                 + (_at_startup(pod, e, ctx) if e["reason"] not in _RESOLVES else "")
+                + _below_threshold(pod, e)
                 + then
             )
         elif kind == "Pod" and pod is None:

@@ -151,6 +151,10 @@ CHAINS = [
     "wallet-redeem-errors",
     # a kubectl-run curl pod that the Service's ingress policy drops by design
     "rostering-api-curl-hangs",
+    # a maxUnavailable budget over bare Pods: no controller, no scale, 0 disruptions
+    "fax-relay-node-patching",
+    # a liveness check that failed fewer times in a row than its failureThreshold
+    "customs-docs-api-probe-alert",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

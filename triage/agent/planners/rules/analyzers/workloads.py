@@ -859,8 +859,20 @@ def pdbs(ctx: Ctx) -> list[Finding]:
         on = [n for n in cordoned if any(x["node"] == n for x in pods)] or cordoned
         count = pdb["expected_pods"]
         lone = ", a single replica: a budget that keeps it up forbids every eviction,"
+        bare = [x["name"] for x in pods if x["owner"] is None]
+        scaled = pdb["min_available"] is None or str(pdb["min_available"]).endswith("%")
         cause_text = (
-            f"PodDisruptionBudget {pdb['name']} ({rule}) allows 0 disruptions: "
+            # maxUnavailable and a percentage are counted against the controller's scale:
+            # pods with no controller give the disruption controller no count to use
+            f"PodDisruptionBudget {pdb['name']} ({rule}) allows 0 disruptions: its pods "
+            f"{', '.join(bare[:3])}{' …' if len(bare) > 3 else ''} are bare Pods with no "
+            "controller (no ownerReference to a Deployment, ReplicaSet or StatefulSet), and "
+            f"to turn {rule} into a number the disruption controller needs their controller's "
+            f"scale, so it counts {count} expected pods and allows no disruption; evicting "
+            f"any of them is refused and the drain of {', '.join(on) or 'the node'} cannot "
+            "finish. An integer minAvailable needs no controller"
+            if bare and scaled and count == 0
+            else f"PodDisruptionBudget {pdb['name']} ({rule}) allows 0 disruptions: "
             f"{ref.name} has {count} pod{'s' if count != 1 else ''} "
             f"({pdb['current_healthy']} healthy)"
             + (lone if count == 1 else "")

@@ -686,6 +686,19 @@ def ingress_reads(ctx: Ctx) -> list[ToolCall]:
     if ingresses or elsewhere:
         out.append(call("k8s.ingress_classes"))
         out += ingress_controllers(ctx)
+    # a backend Service the namespace does not have: where a Service of that name lives
+    # (an Ingress left behind when its Service moved)
+    services, sid = ctx.facts.services(ctx.ns)
+    if sid is not None:
+        have = {x["name"] for x in services}
+        missing = {
+            str(b["service"])
+            for i in ingresses
+            if ctx.ingress_asked(i)
+            for b in i["backends"]
+            if b.get("service") and b["service"] not in have
+        }
+        out += [call("k8s.find_services", service=name) for name in sorted(missing)[:2]]
     return out
 
 

@@ -754,10 +754,22 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             )
         missing = [b for b in ing["backends"] if b.get("service") and b["service"] not in svc_names]
         if problem is None and missing and sid:
+            name = str(missing[0]["service"])
+            found, fid = ctx.facts.find_services(name)
+            moved = sorted({x["namespace"] for x in found if x["namespace"] != ctx.ns})
             problem = (
                 f"Ingress {ing['name']} routes {missing[0].get('path', '/')} to Service "
-                f"{missing[0]['service']}, which does not exist",
-                (iid, sid),
+                f"{name}, which does not exist in {ctx.ns}"
+                + (
+                    f"; a Service {name} exists in namespace{'s' if len(moved) > 1 else ''} "
+                    f"{', '.join(moved[:3])}, but an "
+                    "Ingress backend always names a Service of the Ingress's own namespace, so "
+                    "it does not route there: if that is the Service meant, the Ingress "
+                    "belongs in its namespace (or needs a Service here that points there)"
+                    if moved
+                    else ""
+                ),
+                (iid, sid, fid) if moved else (iid, sid),
             )
         if problem is None and sid:
             problem = _backend_port(ing, svcs, iid, sid)

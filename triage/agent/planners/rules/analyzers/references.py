@@ -516,9 +516,14 @@ def init_containers(ctx: Ctx) -> list[Finding]:
                     "directly, or use an image that has it)"
                 )
             if code == 127 or (line and line.family is text.Family.COMMAND):
+                image = c["spec"]["image"] if c["spec"] else None
                 cause = (
                     f"init container {c['name']} runs a command that does not exist: {what} "
-                    f"(exit {code}: not found — a typo in `{short(command, 120)}`?)"
+                    f"(exit {code}: not found"
+                    + (f" in its image {image}" if image else "")
+                    + f" — a typo in `{short(command, 120)}`, or a tool "
+                    + ("that image does not ship" if image else "its image does not ship")
+                    + "?)"
                 )
             out.append(
                 Finding(

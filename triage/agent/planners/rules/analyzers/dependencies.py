@@ -1522,17 +1522,14 @@ def _no_endpoints(
     opened: set[str] = set()
     cls = CauseClass.DEPENDENCY_UNAVAILABLE
     if owner is not None and (owner["replicas"] or 0) == 0:
-        notes = "; ".join(
-            f"{k}={v}"
-            for k, v in owner["annotations"].items()
-            if "scale" in k or "replica" in k or "down" in k
-        )
-        why = f"StatefulSet {owner['name']} in {ns} is scaled to 0 replicas" + (
-            f" ({short(notes, 160)})" if notes else ""
+        why = f"StatefulSet {owner['name']} in {ns} is scaled to 0 replicas" + _scaled_by(
+            owner["annotations"]
         )
         ids = (stid,)
     elif owner_d is not None and (owner_d["replicas"] or 0) == 0:
-        why = f"Deployment {owner_d['name']} in {ns} is scaled to 0 replicas"
+        why = f"Deployment {owner_d['name']} in {ns} is scaled to 0 replicas" + _scaled_by(
+            owner_d.get("annotations") or {}
+        )
         ids = (did,)
     elif pods and not any(x["ready"] for x in pods):
         # the dependency's pods are failing: why is their own chain (see chain.compose)
@@ -1608,6 +1605,17 @@ def _no_endpoints(
 
 _WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet")
 _REMOVAL = re.compile(r"delet|remov|prun|TTL|expir|garbage|uninstall", re.I)
+
+
+def _scaled_by(annotations: dict[str, str]) -> str:
+    """' (downscaler/original-replicas=2; …)': what a tool that scales workloads noted on
+    the one it scaled to zero (the replicas it will restore, its uptime window)."""
+    notes = "; ".join(
+        f"{k}={v}"
+        for k, v in annotations.items()
+        if "scale" in k or "replica" in k or "down" in k or "uptime" in k
+    )
+    return f" ({short(notes, 160)})" if notes else ""
 
 
 def _gone(ctx: Ctx, svc: p.Service, ns: str) -> tuple[str, str | None] | None:

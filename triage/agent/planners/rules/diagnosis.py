@@ -505,6 +505,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.scaled_down_explained(ctx)
     claims += reasons.traffic_explained(ctx)
     claims += reasons.fenced_explained(ctx)
+    claims += reasons.members_explained(ctx)
     claims += reasons.jobs_explained(ctx)
     # a one-off pod that failed because a policy drops it by design is explained above
     fenced = {c[0]["name"] for c, _ in fenced_callers(ctx) if c[0]["owner"] is None}

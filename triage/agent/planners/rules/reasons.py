@@ -1391,3 +1391,46 @@ def fenced_explained(ctx: Ctx) -> list[Claim | None]:
         )
         out.append(link(None, sentence(said), lid, nid, pods_id, about=callee))
     return out
+
+
+# A clustered server's own count of the members it formed a cluster with: Hazelcast's
+# "Members {size:3, ver:3} [", "cluster formed with 3 members", "3 nodes joined the cluster"
+_MEMBERS = re.compile(
+    r"\bMembers \{size:(?P<a>\d+)"
+    r"|\bcluster (?:formed|joined|is (?:formed|up))\b[^\n]{0,40}?\b(?P<b>\d+) "
+    r"(?:members|nodes|peers)\b"
+    r"|\b(?P<c>\d+) (?:members|nodes|peers) (?:joined|in) (?:the )?cluster\b",
+    re.I,
+)
+
+
+def members_explained(ctx: Ctx) -> list[Claim | None]:
+    """For a workload whose pods form a cluster of their own (an embedded cache, a
+    consensus group): the members its log last counted, against its ready pods — a
+    cluster with every pod in it has formed, whatever its discovery warnings say."""
+    out: list[Claim | None] = []
+    seen: set[tuple[str, str]] = set()
+    for pod in ctx.focus_pods:
+        workload = workload_of(pod)
+        if workload in seen:
+            continue
+        for c in pod["containers"][:1]:
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            counted = [
+                int(next(g for g in m.groups() if g)) for ln in log if (m := _MEMBERS.search(ln))
+            ]
+            if not counted or lid is None:
+                continue
+            seen.add(workload)
+            ready = sum(1 for x in ctx.focus_pods if workload_of(x) == workload and x["ready"])
+            n = counted[-1]
+            said = (
+                f"{workload[1]}'s pods have formed their cluster: the log of {pod['name']} "
+                f"last counts {n} members, and {ready} of its pods are ready — every pod is a "
+                "member, so the warnings beside it did not keep it from clustering"
+                if n == ready
+                else f"the log of {pod['name']} last counts {n} cluster members while "
+                f"{ready} pods of {workload[1]} are ready"
+            )
+            out.append(link(None, sentence(said), lid, about=ctx.workload_ref(pod)))
+    return out

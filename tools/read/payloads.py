@@ -403,6 +403,9 @@ class StatefulSet(TypedDict):
     # spec.ordinals.start: the first pod's ordinal (0 unless set), so the pods are
     # <name>-<start> .. <name>-<start + replicas - 1>
     ordinals_start: NotRequired[int]
+    # persistentVolumeClaimRetentionPolicy.whenScaled: Retain (the default) keeps the claims
+    # of the pods a scale-down removes; Delete deletes them
+    claims_when_scaled: NotRequired[str]
     current_revision: str | None
     update_revision: str | None
     selector: dict[str, str]

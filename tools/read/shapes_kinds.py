@@ -88,6 +88,9 @@ def statefulset(obj: Json) -> p.StatefulSet:
         "update_strategy": str(get(spec, "updateStrategy", "type") or "RollingUpdate"),
         "partition": int(get(spec, "updateStrategy", "rollingUpdate", "partition") or 0),
         "ordinals_start": int(get(spec, "ordinals", "start") or 0),
+        "claims_when_scaled": str(
+            get(spec, "persistentVolumeClaimRetentionPolicy", "whenScaled") or "Retain"
+        ),
         "current_revision": status.get("currentRevision"),
         "update_revision": status.get("updateRevision"),
         "selector": selector(spec),

@@ -491,6 +491,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.volumes_explained(ctx)
     claims += reasons.released_explained(ctx)
     claims += reasons.claims_explained(ctx)
+    claims += reasons.retained_explained(ctx)
     claims += reasons.aliases_explained(ctx)
     claims += reasons.rollouts_explained(ctx)
     claims += reasons.events_explained(ctx)

@@ -378,6 +378,46 @@ def claims_explained(ctx: Ctx) -> list[Claim | None]:
     return out[:2]
 
 
+def retained_explained(ctx: Ctx) -> list[Claim | None]:
+    """Claims of a StatefulSet's claim template for ordinals it no longer runs (a
+    scale-down): a StatefulSet removes the highest ordinals first and, under
+    persistentVolumeClaimRetentionPolicy whenScaled Retain (the default), keeps their
+    claims, so a scale-up gets the same data back — not pods that died."""
+    pvcs, pid = ctx.facts.pvcs(ctx.ns)
+    sets, ssid = ctx.facts.statefulsets(ctx.ns)
+    out: list[Claim | None] = []
+    for sts in sets:
+        if sts["replicas"] is None or sts.get("claims_when_scaled", "Retain") != "Retain":
+            continue
+        start = sts.get("ordinals_start", 0)
+        end = start + sts["replicas"]  # one past the last ordinal it runs
+        kept: list[str] = []
+        for tpl in sts["claim_templates"]:
+            prefix = f"{tpl['name']}-{sts['name']}-"
+            kept += [
+                c["name"]
+                for c in pvcs
+                if c["name"].startswith(prefix)
+                and c["name"][len(prefix) :].isdigit()
+                and int(c["name"][len(prefix) :]) >= end
+            ]
+        if not kept:
+            continue
+        why = next((v for k, v in sts["annotations"].items() if k.endswith("change-cause")), None)
+        said = (
+            f"StatefulSet {sts['name']} runs replicas {sts['replicas']} (pods "
+            f"{sts['name']}-{start}..{sts['name']}-{end - 1}); the claims "
+            f"{', '.join(sorted(kept)[:4])} belong to ordinals above those: a scale-down "
+            "removes the highest ordinals first and, with persistentVolumeClaimRetentionPolicy "
+            "whenScaled Retain (the default), keeps their claims by design, so a scale-up gets "
+            "the same data back — their pods were removed, they did not die"
+            + (f' (its change-cause: "{short(why, 120)}")' if why else "")
+            + "; delete the claims once the scale-down is final"
+        )
+        out.append(link(None, sentence(said), ssid, pid, about=ctx.ref("StatefulSet", sts["name"])))
+    return out
+
+
 def _ready_volume(ctx: Ctx, claim: p.PVC, sc: p.StorageClass) -> tuple[str | None, str | None]:
     """'; PersistentVolume nvme-1 (200Gi, Available) of that class waits for it': what it will
     bind to at the first run — a pre-made volume (a class with no provisioner makes none), or

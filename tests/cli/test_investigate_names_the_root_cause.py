@@ -165,6 +165,8 @@ CHAINS = [
     "basket-session-discovery-warnings",
     # claims kept for the ordinals a StatefulSet scale-down removed (whenScaled Retain)
     "catalog-solr-two-pods-missing",
+    # a CPU alert that fires at the program's own hourly rebuild
+    "autocomplete-api-cpu-alert",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

@@ -29,6 +29,7 @@ from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
 from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects, series_values, workload_of
+from triage.core.cron import cadence_words as cron_words
 from triage.core.models import Claim
 from triage.core.signals import ERROR_RATIO_FLOOR, STATUS_LABELS
 
@@ -1157,6 +1158,7 @@ def alert_explained(ctx: Ctx) -> list[Claim | None]:
                 "rather than a page"
             )
         why += _sidecar(ctx, str(alert.labels.get("container") or ""))
+        why += _scheduled_work(ctx)
         classes = sorted(
             {str(x.get("priority_class")) for x in ctx.focus_pods if x.get("priority_class")}
         )
@@ -1169,6 +1171,55 @@ def alert_explained(ctx: Ctx) -> list[Claim | None]:
 
 
 INFORMATIONAL = {"info", "informational", "none", "low", "notice", "debug"}
+
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+# a task's start as programs log it: "index rebuild started", "starting compaction"
+_BEGINS = re.compile(r"\b(started|starting|begins?|beginning|kicked off|triggered)\b", re.I)
+_WORDS_ONLY = re.compile(r"[^a-z ]+")
+_BARE_STAMP = re.compile(_STAMP.pattern + r"|\b(?:time|ts|timestamp)=\s*")
+RECENT_TASK_S = 900.0  # the latest run of a task this recent is under way as the alert fires
+
+
+def _scheduled_work(ctx: Ctx) -> str:
+    """'; it coincides with work the program runs on a schedule: …': a task whose start the
+    log records at a steady interval (at least three times), the latest within RECENT_TASK_S
+    — a load the program puts on itself by design (an hourly rebuild), which ends."""
+    for pod in ctx.focus_pods[:2]:
+        for c in pod["containers"][:1]:
+            log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            runs: dict[str, list[float]] = {}
+            for ln in log:
+                stamp = _STAMP.search(ln)
+                body = _STAMP.sub("", ln)
+                if stamp is None or not _BEGINS.search(body):
+                    continue
+                at = _ts(stamp.group(0))
+                if at is not None:
+                    key = " ".join(_WORDS_ONLY.sub(" ", body.lower()).split())[:80]
+                    runs.setdefault(key, []).append(at)
+            for times in runs.values():
+                gaps = [b - a for a, b in itertools.pairwise(sorted(times))]
+                if len(times) < 3 or min(gaps) < 60 or max(gaps) > 1.2 * min(gaps):
+                    continue
+                latest = max(times)
+                if not 0 <= ctx.now - latest <= RECENT_TASK_S:
+                    continue
+                line = next(ln for ln in reversed(log) if _STAMP.search(ln) and _BEGINS.search(ln))
+                period = sum(gaps) / len(gaps)
+                limits = c["limits"].get("cpu")
+                return (
+                    f"; it coincides with work {workload_of(pod)[1]} runs on a schedule: its log "
+                    f'records "{short(_BARE_STAMP.sub("", line).strip(), 120)}", which recurs '
+                    f"{cron_words(period)} ({len(times)} times), the latest "
+                    f"{(ctx.now - latest) / 60:.0f} min ago — a load it puts on itself by "
+                    "design, which ends when the run does"
+                    + (
+                        ""
+                        if limits
+                        else "; the container has no CPU limit, so nothing throttles it"
+                    )
+                )
+    return ""
 
 
 def _sidecar(ctx: Ctx, container: str) -> str:

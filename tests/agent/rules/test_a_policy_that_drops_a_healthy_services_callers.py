@@ -27,6 +27,21 @@ _TIMEOUT = (
 )
 
 
+def _ingress_policy(
+    peers: list[list[dict[str, Any]]], ports: tuple[str, ...] = ("TCP/8080",)
+) -> dict[str, Any]:
+    """inventory-ingress: the ingress policy over inventory-service's pods."""
+    return {
+        "name": "inventory-ingress",
+        "pod_selector": {"app": "inventory-service"},
+        "types": ["Ingress"],
+        "ingress": peers,
+        "ingress_ports": [list(ports)],
+        "egress": [],
+        "egress_ports": [],
+    }
+
+
 def _answer(
     tmp_path: Path,
     peers: list[list[dict[str, Any]]],
@@ -43,17 +58,7 @@ def _answer(
             result["data"].append(caller)
         elif c["tool"] == "k8s.network_policies":
             result["status"] = "ok"
-            result["data"] = [
-                {
-                    "name": "inventory-ingress",
-                    "pod_selector": {"app": "inventory-service"},
-                    "types": ["Ingress"],
-                    "ingress": peers,
-                    "ingress_ports": [list(ports)],
-                    "egress": [],
-                    "egress_ports": [],
-                }
-            ]
+            result["data"] = [_ingress_policy(peers, ports)]
     args = {"namespace": NS, "pod": CALLER, "container": "app"}
     log = next(c for c in recorded["calls"] if c["tool"] == "k8s.logs")
     result = {**copy.deepcopy(log["result"]), "args": args, "data": caller_log}
@@ -131,17 +136,7 @@ def _one_off(
             result["data"].append(probe)
         elif c["tool"] == "k8s.network_policies":
             result["status"] = "ok"
-            result["data"] = [
-                {
-                    "name": "inventory-ingress",
-                    "pod_selector": {"app": "inventory-service"},
-                    "types": ["Ingress"],
-                    "ingress": [[{"pods": {"app": "storefront"}}]],
-                    "ingress_ports": [["TCP/8080"]],
-                    "egress": [],
-                    "egress_ports": [],
-                }
-            ]
+            result["data"] = [_ingress_policy([[{"pods": {"app": "storefront"}}]])]
     args = {"namespace": NS, "pod": "tmp-curl", "container": "app"}
     log = next(c for c in recorded["calls"] if c["tool"] == "k8s.logs")
     data = [line]

@@ -20,7 +20,7 @@ from tools.results import ErrorKind
 from triage.agent.planners.rules import reasons, text
 from triage.agent.planners.rules.analyzers import analyze
 from triage.agent.planners.rules.analyzers.common import recovered
-from triage.agent.planners.rules.analyzers.dependencies import fenced_callers
+from triage.agent.planners.rules.analyzers.dependencies import one_off_fenced
 from triage.agent.planners.rules.analyzers.metrics import symptoms
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
 from triage.agent.planners.rules.chain import Finding, Strength, compose, link, rank, short
@@ -509,7 +509,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.members_explained(ctx)
     claims += reasons.jobs_explained(ctx)
     # a one-off pod that failed because a policy drops it by design is explained above
-    fenced = {c[0]["name"] for c, _ in fenced_callers(ctx) if c[0]["owner"] is None}
+    fenced = one_off_fenced(ctx)
     others = [
         x
         for x in pods

@@ -21,6 +21,7 @@ from triage.agent.planners.rules.analyzers.common import _ts, env_of, recovered
 from triage.agent.planners.rules.analyzers.dependencies import (
     fenced_callers,
     labels_text,
+    one_off_fenced,
     peer_text,
     peers_text,
 )
@@ -914,7 +915,7 @@ def logs_explained(ctx: Ctx) -> list[Claim | None]:
     out: list[Claim | None] = []
     # a one-off pod that a policy drops by design is explained by what it did
     # (`fenced_explained`), not as a Ready pod serving
-    exited = {c[0]["name"] for c, _ in fenced_callers(ctx) if c[0]["owner"] is None}
+    exited = one_off_fenced(ctx)
     for ev in ctx.facts.all("k8s.logs"):
         if not ev.ok or ev.args.get("previous") or ev.args.get("pod") in exited:
             continue

@@ -264,7 +264,7 @@ def _egress_to_pods(
     else:
         why = (
             f"NetworkPolicy {names} selects {caller} for egress and no rule admits "
-            f"{svc['name']}'s pods (labels {_labels(target['labels'])}) on port {number}, the "
+            f"{svc['name']}'s pods (labels {labels_text(target['labels'])}) on port {number}, the "
             f"port they listen on (Service {svc['name']} port {service_port} -> targetPort "
             f"{wanted}), so every connection is dropped"
         )
@@ -675,7 +675,7 @@ def _address_dropped(
         else address
     )
     names = ", ".join(x["name"] for x in selecting)
-    admits = "; ".join(f"{x['name']}: {_peers_text(x, egress=True)}" for x in selecting)
+    admits = "; ".join(f"{x['name']}: {peers_text(x, egress=True)}" for x in selecting)
     cause = (
         f"the NetworkPolicies selecting {caller.name} for egress ({names}) admit only what "
         f"their rules list ({admits}); none admits {where}, so {caller.name}'s connections "
@@ -746,10 +746,10 @@ def _not_admitted(
         blocker,
         tid,
         f"NetworkPolicy {blocker['name']} in {ns} admits ingress to {svc_name}'s "
-        f"pods only from {_peers_text(blocker)}, which {caller.name}'s pods "
-        f"(labels {_labels(caller_pod['labels'])}"
+        f"pods only from {peers_text(blocker)}, which {caller.name}'s pods "
+        f"(labels {labels_text(caller_pod['labels'])}"
         + (
-            f", in namespace {ctx.ns} labelled {_labels(own_labels)}"
+            f", in namespace {ctx.ns} labelled {labels_text(own_labels)}"
             if ns != ctx.ns and isinstance(own_labels, dict)
             else ""
         )
@@ -855,7 +855,7 @@ def scrapes(ctx: Ctx) -> list[Finding]:
     names = ", ".join(pol["name"] for pol in selecting)
     what = "; ".join(
         f"{pol['name']} admits "
-        + (_peers_text(pol) if any(pol["ingress"]) else "nothing (default deny)")
+        + (peers_text(pol) if any(pol["ingress"]) else "nothing (default deny)")
         for pol in selecting
     )
     cause = (
@@ -960,6 +960,11 @@ def _ns_labels(ctx: Ctx) -> dict[str, str] | None:
     return own_labels if isinstance(own_labels, dict) else None
 
 
+def one_off_fenced(ctx: Ctx) -> set[str]:
+    """The one-off pods (no controller) among `fenced_callers`: explained, not blamed."""
+    return {c[0]["name"] for c, _ in fenced_callers(ctx) if c[0]["owner"] is None}
+
+
 def callers_dropped(ctx: Ctx) -> list[Finding]:
     """The pods asked about are Ready, and a neighbour workload of their namespace fails to
     connect to their Service (its own log: a timeout or refusal naming the Service) while no
@@ -1000,12 +1005,12 @@ def callers_dropped(ctx: Ctx) -> list[Finding]:
         ]
         cause = (
             f"NetworkPolicy {blocker['name']} admits ingress to {callee.name}'s pods only "
-            f"from {_peers_text(blocker)}, which {caller.name}'s pods (labels "
-            f"{_labels(client['labels'])}, in {ctx.ns}) are not, so {caller.name}'s calls "
+            f"from {peers_text(blocker)}, which {caller.name}'s pods (labels "
+            f"{labels_text(client['labels'])}, in {ctx.ns}) are not, so {caller.name}'s calls "
             f"to Service {svc['name']} are dropped"
             + (
-                f": the entry's namespaceSelector ({_labels(anded[0]['namespaces'])}) and "
-                f"podSelector ({_labels(anded[0].get('pods'))}) are one `from` peer, which "
+                f": the entry's namespaceSelector ({labels_text(anded[0]['namespaces'])}) and "
+                f"podSelector ({labels_text(anded[0].get('pods'))}) are one `from` peer, which "
                 "Kubernetes ANDs — pods so labelled in such namespaces only, not "
                 f"{caller.name} in its own namespace; as two peers (two `-` items) they "
                 "would be ORed"
@@ -1247,12 +1252,12 @@ def edge_dropped(ctx: Ctx) -> list[Finding]:
         where = controller["namespace"]
         cause = (
             f"NetworkPolicy {blocker['name']} admits ingress to {callee.name}'s pods only from "
-            f"{_peers_text(blocker)}, which the ingress controller ({where}/{controller['name']}, "
-            f"labels {_labels(controller['labels'])}) is not, so its connections to the pods "
+            f"{peers_text(blocker)}, which the ingress controller ({where}/{controller['name']}, "
+            f"labels {labels_text(controller['labels'])}) is not, so its connections to the pods "
             f"are dropped and requests through Ingress {ing['name']} time out"
             + (
-                f": the namespaceSelector {_labels(unmatched[0])} does not match namespace "
-                f"{where}, whose labels are {_labels(labels)}"
+                f": the namespaceSelector {labels_text(unmatched[0])} does not match namespace "
+                f"{where}, whose labels are {labels_text(labels)}"
                 if unmatched
                 else ""
             )
@@ -1328,7 +1333,7 @@ def _dropped(
         pol,
         nid,
         f"NetworkPolicy {pol['name']} selects {caller.name} and admits egress only to "
-        f"{_peers_text(pol, egress=True)}; {address}, where {svc_name} now leads, is outside "
+        f"{peers_text(pol, egress=True)}; {address}, where {svc_name} now leads, is outside "
         "every ipBlock it allows, so the connection is dropped",
         dep_ref,
     )
@@ -1416,22 +1421,14 @@ def _moved(
     )
 
 
-def _labels(labels: object) -> str:
+def labels_text(labels: object) -> str:
+    """Labels in words: "app=web, tier=front" ("any" for an empty selector)."""
     if isinstance(labels, dict):
         return ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "any"
     return str(labels)
 
 
-def peers_text(pol: p.NetworkPolicy) -> str:
-    """Whom a policy's ingress rules admit, in words."""
-    return _peers_text(pol)
-
-
-def labels_text(labels: object) -> str:
-    return _labels(labels)
-
-
-def _peers_text(pol: p.NetworkPolicy, *, egress: bool = False) -> str:
+def peers_text(pol: p.NetworkPolicy, *, egress: bool = False) -> str:
     rules = zip(
         pol["egress"] if egress else pol["ingress"],
         pol["egress_ports"] if egress else pol["ingress_ports"],
@@ -1451,8 +1448,10 @@ def peer_text(peer: p.PolicyPeer) -> str:
     if "cidr" in peer:
         unless = peer.get("cidr_except") or []
         return f"ipBlock {peer['cidr']}" + (f" except {', '.join(unless)}" if unless else "")
-    return (f"pods with labels {_labels(peer.get('pods'))}" if peer.get("pods") else "any pod") + (
-        f" in namespaces with labels {_labels(peer.get('namespaces'))}"
+    return (
+        f"pods with labels {labels_text(peer.get('pods'))}" if peer.get("pods") else "any pod"
+    ) + (
+        f" in namespaces with labels {labels_text(peer.get('namespaces'))}"
         if "namespaces" in peer
         else ""
     )
@@ -1692,7 +1691,7 @@ def stale_policy_port(ctx: Ctx, ref: Ref, changes: list[Change], pods: list[p.Po
         pol = stale[0]
         return link(
             LinkRole.CAUSE,
-            f"NetworkPolicy {pol['name']} admits {_peers_text(pol)} to {ref.name}'s pods on port "
+            f"NetworkPolicy {pol['name']} admits {peers_text(pol)} to {ref.name}'s pods on port "
             f"{old} only, but the release moved the container port {old} → {new} ({path}): "
             f"every connection to port {new} is dropped while the pods stay Ready (kubelet "
             "probes are not subject to NetworkPolicy).",

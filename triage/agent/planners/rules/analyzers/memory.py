@@ -276,8 +276,9 @@ def oom(ctx: Ctx) -> list[Finding]:
         if over or pct:
             s = (over or pct)[0]
             told = quantities.human(s.bytes) if s.bytes else f"{s.percent:g}% of the limit"
+            said_in = "its command line" if s.where == "args" else s.where
             cause = (
-                f"{'its command line' if s.where == 'args' else s.where} sets {s.flag} ({told}) "
+                f"{said_in} sets {s.flag} ({told}) "
                 f"for container {c['name']}, "
                 f"{'more than' if s.bytes and limit and s.bytes > limit else 'about'} its "
                 f"{limit_text} memory limit: the process is allowed to grow past the limit, "
@@ -299,8 +300,8 @@ def oom(ctx: Ctx) -> list[Finding]:
                     symptom,
                     link(
                         C,
-                        f"{'The command line' if s.where == 'args' else 'E' + s.where[1:]} "
-                        f"gives {s.flag} ({told}) while limits.memory is {limit_text}.",
+                        f"{said_in[:1].upper() + said_in[1:]} gives {s.flag} ({told}) while "
+                        f"limits.memory is {limit_text}.",
                         pods_id,
                         about=ref,
                         facts=(

@@ -5,9 +5,10 @@ the reader listed decides; a run of words that names nothing stays words."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from tools.redact import DEFAULT
 from tools.results import ToolStatus
 from triage.agent.intake import parse
 from triage.agent.planners.rules.context import resolve
@@ -57,7 +58,11 @@ def test_words_spelling_a_listed_name_resolve_to_it(
     tool, k = kind
     # the first part is listed on its own too (a StatefulSet orders-pg beside orders-pg-backup)
     facts = _facts({tool: [name], "k8s.statefulsets": [parts[0]]})
-    asked = _asked(frame.format(" ".join(parts)), facts)
+    words = frame.format(" ".join(parts))
+    # words the secret redactor masks before anything reads them ("pw a00000" is said like a
+    # password) are not there to resolve, by design: secrets never reach the planner
+    assume(DEFAULT.text(words) == words)
+    asked = _asked(words, facts)
     assert (k, name) in asked
     assert ("StatefulSet", parts[0]) not in asked
 

@@ -198,9 +198,12 @@ def fenced_neighbours(ctx: Ctx) -> list[p.Pod]:
     asked = {workload_of(x) for x in ctx.focus_pods}
     out: dict[tuple[str, str], p.Pod] = {}
     for x in ctx.facts.pods(ctx.ns)[0]:
-        # a one-off pod (kubectl run: no controller) is read whatever its phase: a test
-        # command that timed out has exited
-        if (x["phase"] == "Running" or x["owner"] is None) and workload_of(x) not in asked:
+        # a one-off pod (kubectl run: no controller) is read once it has run, whatever its
+        # phase: a test command that timed out has exited (a Pending one has no log to read)
+        ran = x["phase"] == "Running" or (
+            x["owner"] is None and x["phase"] in ("Succeeded", "Failed")
+        )
+        if ran and workload_of(x) not in asked:
             out.setdefault(workload_of(x), x)
     return list(out.values())[:MAX_NEIGHBOURS]
 

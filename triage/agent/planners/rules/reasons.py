@@ -1189,6 +1189,7 @@ def _scheduled_work(ctx: Ctx) -> str:
         for c in pod["containers"][:1]:
             log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
             runs: dict[str, list[float]] = {}
+            latest_line: dict[str, str] = {}
             for ln in log:
                 stamp = _STAMP.search(ln)
                 body = _STAMP.sub("", ln)
@@ -1198,14 +1199,15 @@ def _scheduled_work(ctx: Ctx) -> str:
                 if at is not None:
                     key = " ".join(_WORDS_ONLY.sub(" ", body.lower()).split())[:80]
                     runs.setdefault(key, []).append(at)
-            for times in runs.values():
+                    latest_line[key] = ln
+            for key, times in runs.items():
                 gaps = [b - a for a, b in itertools.pairwise(sorted(times))]
                 if len(times) < 3 or min(gaps) < 60 or max(gaps) > 1.2 * min(gaps):
                     continue
                 latest = max(times)
                 if not 0 <= ctx.now - latest <= RECENT_TASK_S:
                     continue
-                line = next(ln for ln in reversed(log) if _STAMP.search(ln) and _BEGINS.search(ln))
+                line = latest_line[key]  # this task's own line, not another's
                 period = sum(gaps) / len(gaps)
                 limits = c["limits"].get("cpu")
                 return (

@@ -167,6 +167,22 @@ CHAINS = [
     "catalog-solr-two-pods-missing",
     # a CPU alert that fires at the program's own hourly rebuild
     "autocomplete-api-cpu-alert",
+    # a Service left behind when its workload moved namespaces: the pods its selector names
+    "appointment-slots-503",
+    # a startup probe on the old framework's path: where the new one serves its checks
+    "baggage-tracing-api",
+    # a quota alert over a quota sized to its workload: used of hard, nothing refused
+    "caption-workers-alert",
+    # a worker that ends itself after its --max-time: restarts by design
+    "court-booking-worker",
+    # a Role in the target namespace granting jobs under the core API group
+    "floorplan-renders-stuck",
+    # a memory limit the LimitRange filled in breaks its own ratio
+    "fx-rates-publisher-2-7-0",
+    # a ServiceAccount's imagePullSecret that does not exist
+    "kitchen-display-sync",
+    # the permission a cloud API refused, in a JSON line's embedded traceback
+    "refill-notifier",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

@@ -339,7 +339,14 @@ class PolicyReads(KubeBase):
             {"namespace": namespace},
             SERVICE_ACCOUNTS,
             kinds.service_account,
-            lambda a: f"{a['name']}{' ' + str(a['annotations']) if a['annotations'] else ''}",
+            lambda a: (
+                f"{a['name']}{' ' + str(a['annotations']) if a['annotations'] else ''}"
+                + (
+                    f" imagePullSecrets {','.join(a['pull_secrets'])}"
+                    if a.get("pull_secrets")
+                    else ""
+                )
+            ),
             namespace=namespace,
         )
 

@@ -150,6 +150,9 @@ class Pod(TypedDict):
     affinity: list[str]  # one line per required rule ("anti-affinity app=x on hostname")
     start_time: str | None
     priority_class: str | None  # spec.priorityClassName: how the cluster ranks it, by design
+    # spec.imagePullSecrets by name (the ServiceAccount admission adds its account's): which
+    # Secrets the kubelet pulls with; the Secrets themselves are never read
+    pull_secrets: NotRequired[list[str]]
 
 
 class PodRef(TypedDict):
@@ -523,6 +526,8 @@ class ServiceAccount(TypedDict):
     name: str
     annotations: dict[str, str]  # e.g. eks.amazonaws.com/role-arn: the cloud identity it gets
     automount_token: bool | None
+    # imagePullSecrets by name: admission copies them into every pod that runs as the account
+    pull_secrets: NotRequired[list[str]]
 
 
 class Role(TypedDict):

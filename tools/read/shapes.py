@@ -416,6 +416,9 @@ def pod(obj: Json) -> p.Pod:
         "affinity": _affinity(spec),
         "start_time": status.get("startTime"),
         "priority_class": spec.get("priorityClassName"),
+        "pull_secrets": [
+            str(x.get("name")) for x in spec.get("imagePullSecrets") or [] if x.get("name")
+        ][:8],
     }
 
 

@@ -477,6 +477,9 @@ def service_account(obj: Json) -> p.ServiceAccount:
         "name": str(meta.get("name")),
         "annotations": notes(meta),
         "automount_token": obj.get("automountServiceAccountToken"),
+        "pull_secrets": [
+            str(x.get("name")) for x in obj.get("imagePullSecrets") or [] if x.get("name")
+        ][:8],
     }
 
 

@@ -37,6 +37,15 @@ SCOPE_LABELS = (
     "container",
     "node",
     "severity",
+    # kube-state-metrics' object labels, as kube-prometheus's rules carry them: what the
+    # alert measures (a quota's resource, a claim, an autoscaler, a CronJob, a budget)
+    "resourcequota",
+    "resource",
+    "persistentvolumeclaim",
+    "horizontalpodautoscaler",
+    "cronjob",
+    "job_name",
+    "poddisruptionbudget",
 )
 _NAME_LIKE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,252}$")
 _ALERTNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_:]{0,200}$")

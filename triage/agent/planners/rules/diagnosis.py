@@ -19,7 +19,7 @@ from tools.read import payloads as p
 from tools.results import ErrorKind
 from triage.agent.planners.rules import reasons, text
 from triage.agent.planners.rules.analyzers import analyze
-from triage.agent.planners.rules.analyzers.common import recovered
+from triage.agent.planners.rules.analyzers.common import recovered, recycled
 from triage.agent.planners.rules.analyzers.dependencies import one_off_fenced
 from triage.agent.planners.rules.analyzers.metrics import symptoms
 from triage.agent.planners.rules.analyzers.workloads import job_symptom
@@ -346,7 +346,11 @@ def draft(goal: Goal, facts: Facts, now: float, *, planner: str) -> RCADraft:
         if _troubled(x)
         and x["phase"] != "Succeeded"
         and not (
-            x["ready"] and all(recovered(c, ctx.now) or not c["restarts"] for c in x["containers"])
+            x["ready"]
+            and all(
+                recovered(c, ctx.now) or not c["restarts"] or recycled(ctx, x, c)
+                for c in x["containers"]
+            )
         )
     ]
     rising = symptoms(ctx)

@@ -264,23 +264,15 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         out.append(call("k8s.rollout_history", namespace=ns, deployment=dep["name"]))
     services, _ = facts.services(ns)
     chosen = [s for s in services if ctx.in_focus(ctx.ref("Service", s["name"]))]
-    chosen += [s for s in services if s not in chosen]
-    for svc in chosen[:MAX_SERVICES]:
-        if svc["selector"]:
-            out.append(call("k8s.endpoints", namespace=ns, service=svc["name"]))
-    pvcs, _ = facts.pvcs(ns)
-    statefulsets, _ = facts.statefulsets(ns)
-    for claim in [c for c in pvcs if c["phase"] == "Pending"][:2]:
-        # the provisioner's own events are Normal ones ("Waiting for a volume to be created
-        # by the external provisioner …"): read every event about the claim
-        out.append(call("k8s.events", namespace=ns, object_name=claim["name"]))
-    if any(c["phase"] == "Pending" for c in pvcs) or any(
-        s["claim_templates"] for s in statefulsets
-    ):
-        out.append(call("k8s.storage_classes"))
-    if any(c["phase"] == "Pending" for c in pvcs):
-        out.append(call("k8s.persistent_volumes"))  # what a claim could bind to, and why not
-    out += [*ingress_reads(ctx), *refresher_logs(ctx)]
+    chosen = (chosen + [s for s in services if s not in chosen])[:MAX_SERVICES]
+    out += [
+        *(call("k8s.endpoints", namespace=ns, service=s["name"]) for s in chosen if s["selector"]),
+        *(
+            call("k8s.find_pods", label_selector=selector_text(s["selector"]))
+            for s in selected_elsewhere(ctx, chosen)[:2]
+        ),
+    ]
+    out += [*claim_reads(ctx), *ingress_reads(ctx), *refresher_logs(ctx)]
     for cron in facts.cronjobs(ns)[0]:
         # the controller's Normal events say what became of its runs (SuccessfulDelete of a
         # run Replace cut short, SawCompletedJob): read for the CronJobs asked about
@@ -301,7 +293,9 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     out += configmap_keys(ctx, pods, events)
     out += makers_of_missing(ctx, pods, events)
     out += affinity_namespaces(ctx)
-    if _families_in_logs(ctx) & {text.Family.ACCESS_DENIED, text.Family.CREDENTIALS}:
+    if _families_in_logs(ctx) & {text.Family.ACCESS_DENIED, text.Family.CREDENTIALS} or any(
+        e["reason"] == NO_PULL_SECRET for e in events
+    ):
         out.append(call("k8s.service_accounts", namespace=ns))  # the cloud identity it has
     if _forbidden_namespaces(ctx):
         out += [call("k8s.rbac", namespace=n) for n in _forbidden_namespaces(ctx)]
@@ -321,6 +315,48 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
     ):
         # where each bound volume may attach; what became of the volumes the user asks about
         out.append(call("k8s.persistent_volumes"))
+    return out
+
+
+def claim_reads(ctx: Ctx) -> list[ToolCall]:
+    """Pending claims' events, the StorageClasses, and the volumes a claim could bind to."""
+    ns, out = ctx.ns, []
+    pvcs, _ = ctx.facts.pvcs(ns)
+    statefulsets, _ = ctx.facts.statefulsets(ns)
+    for claim in [c for c in pvcs if c["phase"] == "Pending"][:2]:
+        # the provisioner's own events are Normal ones ("Waiting for a volume to be created
+        # by the external provisioner …"): read every event about the claim
+        out.append(call("k8s.events", namespace=ns, object_name=claim["name"]))
+    if any(c["phase"] == "Pending" for c in pvcs) or any(
+        s["claim_templates"] for s in statefulsets
+    ):
+        out.append(call("k8s.storage_classes"))
+    if any(c["phase"] == "Pending" for c in pvcs):
+        out.append(call("k8s.persistent_volumes"))  # what a claim could bind to, and why not
+    return out
+
+
+# the kubelet's warning for a pod's imagePullSecret it cannot get ("Unable to retrieve some
+# image pull secrets (name); attempting to pull the image may not succeed.")
+NO_PULL_SECRET = "FailedToRetrieveImagePullSecret"  # noqa: S105 (an event reason)
+
+
+def selector_text(selector: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in selector.items())
+
+
+def selected_elsewhere(ctx: Ctx, services: list[p.Service]) -> list[p.Service]:
+    """The Services with no endpoints at all whose selector no pod of the namespace carries:
+    where pods that carry it run (a Deployment moved to another namespace, its Service left
+    behind) is read by that selector, across namespaces."""
+    pods, _ = ctx.facts.pods(ctx.ns)
+    out = []
+    for svc in services:
+        eps, _ = ctx.facts.endpoints(ctx.ns, svc["name"])
+        if eps is None or not svc["selector"] or eps["ready"] or eps["not_ready"]:
+            continue
+        if not any(selects(svc["selector"], x["labels"]) for x in pods):
+            out.append(svc)
     return out
 
 
@@ -792,9 +828,12 @@ def _forbidden_namespaces(ctx: Ctx) -> list[str]:
         for line in text.failures([str(x) for x in ev.data or []]):
             if line.family is text.Family.K8S_FORBIDDEN:
                 parsed = text.forbidden(line.text)
-                if parsed and parsed.get("ns") and parsed["ns"] not in found:
-                    found.append(parsed["ns"])
-    return found[:2]
+                # the account's own namespace (its ClusterRoleBindings), and the one the
+                # request was refused in: a RoleBinding grants only in its own namespace
+                for where in (parsed or {}).get("ns"), (parsed or {}).get("target"):
+                    if where and where not in found:
+                        found.append(where)
+    return found[:3]
 
 
 def _settings_of(ctx: Ctx, ns: str, pod_name: str) -> list[str]:

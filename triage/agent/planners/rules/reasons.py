@@ -17,7 +17,7 @@ import re
 
 from tools.read import payloads as p
 from triage.agent.planners.rules import meanings, quantities, text
-from triage.agent.planners.rules.analyzers.common import _ts, env_of, recovered
+from triage.agent.planners.rules.analyzers.common import _ts, env_of, recovered, recycled
 from triage.agent.planners.rules.analyzers.dependencies import (
     fenced_callers,
     labels_text,
@@ -445,6 +445,9 @@ def restarts_explained(ctx: Ctx) -> list[Claim | None]:
     pods_id = ctx.facts.pods(ctx.ns)[1]
     for pod in ctx.focus_pods:
         for c in pod["containers"]:
+            if c["restarts"] and (ended := recycled(ctx, pod, c)) is not None:
+                out.append(_recycled(ctx, pod, c, *ended))
+                continue
             if not c["restarts"] or not recovered(c, ctx.now):
                 continue
             last = c["last_terminated"] or {}
@@ -465,6 +468,39 @@ def restarts_explained(ctx: Ctx) -> list[Claim | None]:
                 )
             )
     return out
+
+
+def _span_words(seconds: float) -> str:
+    n = round(seconds)
+    if n and n % 3600 == 0:
+        return f"{n // 3600} hour" + ("s" if n // 3600 > 1 else "")
+    return f"{n // 60} min" if n % 60 == 0 else f"{n} s"
+
+
+def _recycled(
+    ctx: Ctx, pod: p.Pod, c: p.Container, run: float, setting: tuple[str, float] | None
+) -> Claim | None:
+    last = c["last_terminated"] or {}
+    log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+    ending = next((ln.strip() for ln in reversed(log) if ln.strip()), "") if lid else ""
+    why = (
+        f"it ends itself after `{setting[0]}` ({_span_words(setting[1])}), "
+        "the lifetime its own settings give it,"
+        if setting
+        else "its previous instance logged no failure before it ended,"
+    )
+    return link(
+        None,
+        f"Container {c['name']} of {pod['name']} restarted {c['restarts']} time(s): the last "
+        f"instance ran {run / 60:.0f} min and exited with code 0 ({last.get('reason')}): {why} "
+        "and the kubelet starts it again (restartPolicy Always) — a worker recycled by design, "
+        "not a crash, and not a memory limit (no OOMKilled)"
+        + (f'; its last words: "{short(ending, 120)}"' if ending else "")
+        + ".",
+        ctx.facts.pods(ctx.ns)[1],
+        lid,
+        about=ctx.pod_ref(pod),
+    )
 
 
 STARTUP_S = 120.0  # a probe that fails this soon after its container started: start-up
@@ -1160,6 +1196,9 @@ def alert_explained(ctx: Ctx) -> list[Claim | None]:
             )
         why += _sidecar(ctx, str(alert.labels.get("container") or ""))
         why += _scheduled_work(ctx)
+        quota, quota_id = _quota_measured(ctx, alert.labels)
+        why += quota
+        ids = unique(*ids, quota_id)
         classes = sorted(
             {str(x.get("priority_class")) for x in ctx.focus_pods if x.get("priority_class")}
         )
@@ -1169,6 +1208,54 @@ def alert_explained(ctx: Ctx) -> list[Claim | None]:
                 "their owners gave them"
             )
     return [link(None, sentence(why), *ids, about=ctx.ref("Alert", alert.name, ""))]
+
+
+def _amount(resource: str, value: str) -> float | None:
+    if "cpu" in resource:
+        return quantities.cpu_cores(value)
+    if "memory" in resource or "storage" in resource:
+        return quantities.quantity_bytes(value)
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _quota_measured(ctx: Ctx, labels: dict[str, str]) -> tuple[str, str | None]:
+    """'; ResourceQuota q has requests.memory 480Mi used of 512Mi (94%) …': the quota an alert
+    is about (kube-state-metrics' resourcequota and resource labels, as kube-prometheus's quota
+    rules carry them) as it stands, and whether any pod was refused for it — a quota close to
+    full that refuses nothing is a measure, not an outage."""
+    name = labels.get("resourcequota")
+    quotas, qid = ctx.facts.quotas(ctx.ns)
+    quota = next((q for q in quotas if q["name"] == name), None)
+    if quota is None:
+        return "", None
+    wanted = labels.get("resource")
+    parts = []
+    for res, hard in quota["hard"].items():
+        if wanted and res != wanted:
+            continue
+        used = quota["used"].get(res, "0")
+        h, u = _amount(res, hard), _amount(res, used)
+        share = f" ({100 * u / h:.0f}%)" if h and u is not None else ""
+        parts.append(f"{res} {used} used of {hard}{share}")
+    if not parts:
+        return "", None
+    warnings, _ = ctx.facts.warnings(ctx.ns)
+    refused = [e for e in warnings if "exceeded quota" in str(e["message"])]
+    return (
+        f"; ResourceQuota {quota['name']} has {', '.join(parts[:3])}: close to its limit is what "
+        "the alert measures"
+        + (
+            f", and it has refused pods ({refused[0]['reason']}: "
+            f"{short(str(refused[0]['message']), 120)})"
+            if refused
+            else ", and no pod has been refused for it (no FailedCreate or 'exceeded quota' "
+            "event): every pod it is sized for runs"
+        ),
+        qid,
+    )
 
 
 INFORMATIONAL = {"info", "informational", "none", "low", "notice", "debug"}

@@ -280,6 +280,11 @@ def telling(log: list[str], window: int = 60) -> Line | None:
     top = max(ln.severity for ln in pool)
     best = next(ln for ln in pool if ln.severity == top)
     raw = log[-window:]
+    embedded = _embedded_exception(raw[best.index])
+    if embedded is not None:
+        # a structured line carrying its stack trace in a field (exc_info, stack_trace):
+        # the exception the trace ends with says why, not the message around it
+        return Line(embedded, max(best.severity, 2), family(embedded) or best.family, best.index)
     if best.family is Family.CRASH and _TRACE_HEADER.search(best.text):
         # "Traceback (most recent call last):" says how; the exception it ends with says why
         j = _exception_after(raw, best.index)
@@ -308,19 +313,41 @@ _EXC_LINE = re.compile(r"^(?:Caused by: )?[A-Za-z_][\w.$]*(?: ?\([^)]{0,200}\))?
 _TRACE_GLUE = ("During handling", "The above exception", "Traceback")
 
 
+def _embedded_exception(raw: str) -> str | None:
+    """The exception line of a stack trace written inside one log line (a JSON field with
+    escaped newlines: structlog's and python-json-logger's exc_info, logstash's stack_trace)."""
+    if "\\n" not in raw or not _TRACE_HEADER.search(raw):
+        return None
+    parts = raw.replace('\\"', '"').replace("\\t", "    ").split("\\n")
+    header = next((i for i, x in enumerate(parts) if _TRACE_HEADER.search(x)), None)
+    if header is None:
+        return None
+    j = _exception_after(parts, header)
+    return parts[j].strip()[:MAX_LINE] if j is not None else None
+
+
 def _exception_after(raw: list[str], header: int) -> int | None:
     """The index of the last exception line of the stack trace starting at `header` (frames
     are indented; chained exceptions are joined by Python's "The above exception…")."""
     found = None
+    # an exception line ends a run of frames, follows a blank line after another one (a
+    # chained exception), or is a JVM "Caused by:"; a "key: value" line right after one is
+    # its message's detail (a gRPC status's reason, domain, metadata)
+    after_frame = False
     for i in range(header + 1, min(len(raw), header + 200)):
         line = raw[i]
-        if not line.strip() or line[:1].isspace():
+        if not line.strip():
+            after_frame = after_frame or found is not None
+            continue
+        if line[:1].isspace():
+            after_frame = True
             continue
         text = _TIMESTAMP.sub("", line.strip())
-        if _EXC_LINE.match(text):
+        if _EXC_LINE.match(text) and (after_frame or text.startswith("Caused by: ")):
             found = i
         elif not text.startswith(_TRACE_GLUE) and found is not None:
-            break  # the program (or its next instance) went on
+            break  # the program (or its next instance) went on: what follows is not the trace
+        after_frame = False
     return found
 
 
@@ -869,6 +896,28 @@ def cloud_resource(log: list[str]) -> str | None:
         parts = last.split("/")
         return "/".join(parts[-2:]) + f" ({parts[-4]}/{parts[-3]})" if len(parts) >= 4 else last
     return last
+
+
+# The permission a cloud API says the caller lacks, in each provider's words: AWS ("is not
+# authorized to perform: s3:PutObject"), Google's REST ("Permission 'storage.objects.create'
+# denied", "does not have storage.objects.get access") and gRPC error details (an ErrorInfo
+# whose metadata key "permission" has the value), Azure ("does not have authorization to
+# perform action 'Microsoft.KeyVault/vaults/secrets/getSecret/action'").
+_CLOUD_PERMISSION = re.compile(
+    r"not authorized to perform:? (?P<aws>[\w-]+:[\w*-]+)"
+    r"|[Pp]ermission \\?['\"](?P<gcp>[a-z][\w]*(?:\.[\w]+){2,})\\?['\"] denied"
+    r"|does not have (?P<gcp2>[a-z][\w]*(?:\.[\w]+){2,}) access"
+    r"|key: \\?\"permission\\?\"(?:\\n|\s)*value: \\?\"(?P<grpc>[\w.]+)\\?\""
+    r"|authorization to perform action \\?'(?P<azure>[\w./-]+)\\?'"
+)
+
+
+def cloud_permission(log: list[str]) -> str | None:
+    """The permission a cloud API refused, as the last line naming one words it."""
+    for raw in reversed(log):
+        for m in _CLOUD_PERMISSION.finditer(str(raw)):
+            return next(v for v in m.groupdict().values() if v)
+    return None
 
 
 # The kubelet's words for a key a ConfigMap does not hold: a volume's `items` ("configmap

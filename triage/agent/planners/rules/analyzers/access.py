@@ -129,6 +129,26 @@ def _granted_to(
     return None
 
 
+def _rbac_for(ctx: Ctx, sa_ns: str, target: str | None) -> tuple[p.RBAC | None, str | None]:
+    """What grants the account anything in `target`: that namespace's RoleBindings (a
+    RoleBinding grants only where it lives, whoever its subjects are) and the account's
+    ClusterRoleBindings (read with its own namespace)."""
+    own, oid = ctx.facts.rbac(sa_ns)
+    if not target or target == sa_ns:
+        return own, oid
+    there, tid = ctx.facts.rbac(target)
+    if there is None:
+        return own, oid
+    cluster = [b for b in own["bindings"] if b.get("cluster")] if own else []
+    merged: p.RBAC = {
+        "bindings": [b for b in there["bindings"] if not b.get("cluster")] + cluster,
+        "roles": there["roles"] + [r for r in own["roles"] if r["kind"] == "ClusterRole"]
+        if own
+        else there["roles"],
+    }
+    return merged, tid
+
+
 def rbac(ctx: Ctx) -> list[Finding]:
     out = []
     for ev in ctx.facts.all("k8s.logs"):
@@ -150,7 +170,7 @@ def rbac(ctx: Ctx) -> list[Finding]:
         pod_name = str(ev.args.get("pod"))
         pod = next((x for x in ctx.facts.pods(ctx.ns)[0] if x["name"] == pod_name), None)
         ref = ctx.workload_ref(pod) if pod else ctx.ref("ServiceAccount", sa, sa_ns)
-        data, rid = ctx.facts.rbac(sa_ns)
+        data, rid = _rbac_for(ctx, sa_ns, parsed.get("target"))
         subject = f"ServiceAccount/{sa_ns}/{sa}"
         roles_text, missing, lacking = "no RoleBinding binds it", True, ""
         if data:

@@ -300,3 +300,152 @@ def working_neighbour(ctx: Ctx, ref: Ref) -> Claim | None:
             about=ref,
         )
     return None
+
+
+# Where a framework serves its health checks, by the line it logs at start (each framework's
+# documented default): Quarkus' SmallRye Health (a feature in its "Installed features" line),
+# Spring Boot's Actuator ("Exposing N endpoints beneath base path '/actuator'"), Micronaut's
+# management endpoints, Helidon 4's observe feature. Per probe kind: the path for it.
+_HEALTH_HOMES: tuple[tuple[re.Pattern[str], str, dict[str, str]], ...] = (
+    (
+        re.compile(r"Installed features: \[[^\]]*\bsmallrye-health\b"),
+        "Quarkus (SmallRye Health)",
+        {
+            "startup": "/q/health/started",
+            "liveness": "/q/health/live",
+            "readiness": "/q/health/ready",
+        },
+    ),
+    (
+        re.compile(r"endpoints? beneath base path '(?P<base>/[^']*)'"),
+        "Spring Boot Actuator",
+        {
+            "startup": "{base}/health/liveness",
+            "liveness": "{base}/health/liveness",
+            "readiness": "{base}/health/readiness",
+        },
+    ),
+    (
+        re.compile(r"\bio\.micronaut\b|\bMicronaut\b.{0,40}\bStartup completed\b"),
+        "Micronaut",
+        {"startup": "/health", "liveness": "/health/liveness", "readiness": "/health/readiness"},
+    ),
+    (
+        re.compile(r"\bHelidon (?:SE|MP) 4\."),
+        "Helidon 4",
+        {
+            "startup": "/observe/health/started",
+            "liveness": "/observe/health/live",
+            "readiness": "/observe/health/ready",
+        },
+    ),
+)
+# A route a server logs as registered: Gin's debug listing ("[GIN-debug] GET /healthz --> …"),
+# and the "Mapped" / "route" lines of other routers, for GET or HEAD.
+_ROUTE = re.compile(
+    r"(?:\[GIN-debug\]|\bMapped\b|\broutes?\b|\bregistered\b)[^\n]{0,20}?\b(?:GET|HEAD)\b"
+    r"[\s:\"'\[{]+(?P<path>/[\w./{}:-]*)"
+)
+
+
+def health_home(log: list[str], kind: str, asked: str) -> tuple[str, str, str] | None:
+    """(the path the app serves for a `kind` probe, who says so, the log line) when a probe
+    of `asked` is answered 404: the framework the app's log announces serves its health checks
+    elsewhere, or the app lists the routes it registered and a health-like one is not `asked`."""
+    for line in log:
+        for pattern, who, paths in _HEALTH_HOMES:
+            if m := pattern.search(line):
+                path = paths[kind].format(base=(m.groupdict().get("base") or "").rstrip("/"))
+                if path != asked:
+                    return path, who, line.strip()
+    routes = [(m.group("path"), line.strip()) for line in log if (m := _ROUTE.search(line))]
+    if routes and asked not in {r for r, _ in routes}:
+        healthy = [r for r in routes if re.search(r"health|live|ready|status|ping", r[0], re.I)]
+        if healthy:
+            word = {"startup": "start", "liveness": "live", "readiness": "ready"}[kind]
+            path, line = max(healthy, key=lambda r: word in r[0].lower())
+            return path, "the app's registered routes", line
+    return None
+
+
+# A duration as settings write it: "3600", "3600s", "60m", "1h", "1h30m", "90min", "2 hours".
+_SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)")
+_SPAN_UNITS = {
+    **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), 1.0),
+    "ms": 0.001,
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60.0),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600.0),
+    **dict.fromkeys(("d", "day", "days"), 86400.0),
+}
+# a setting that bounds how long a worker runs before it exits on its own
+_LIFETIME_WORDS = re.compile(r"max|life|ttl|recycl|rotat|age|time|restart|expir", re.I)
+CLEAN_RUN_S = 300.0  # a clean exit after a run this long is the program ending by itself
+
+
+def span_seconds(value: str) -> float | None:
+    """Seconds in a duration written as a number with an optional unit, or Go's "1h30m"."""
+    value = value.strip().lower()
+    parts = list(_SPAN.finditer(value))
+    if not parts or "".join(m.group(0) for m in parts).replace(" ", "") != value.replace(" ", ""):
+        return None
+    total = 0.0
+    for m in parts:
+        unit = _SPAN_UNITS.get(m.group(2))
+        if unit is None or (len(parts) > 1 and not m.group(2)):
+            return None
+        total += float(m.group(1)) * unit
+    return total
+
+
+def clean_exit_run(c: p.Container) -> float | None:
+    """How long the container's previous instance ran when it exited 0 (Completed) after at
+    least CLEAN_RUN_S and the container runs and is Ready again: a program that ended itself
+    (a worker's lifetime, a scheduled recycle), which a Deployment's restartPolicy Always
+    restarts; None otherwise."""
+    last = c["last_terminated"] or {}
+    state = c["state"] or {}
+    if last.get("exit_code") != 0 or not c["ready"] or state.get("kind") != "running":
+        return None
+    start, end = _ts(str(last.get("started_at") or "")), _ts(str(last.get("finished_at") or ""))
+    if start is None or end is None or end - start < CLEAN_RUN_S:
+        return None
+    return end - start
+
+
+def lifetime_setting(c: p.Container, run_s: float) -> tuple[str, float] | None:
+    """(the setting as written, its seconds) among the container's args and env that bounds a
+    worker's run and matches `run_s` within 15%: `--max-time=3600`, `MAX_LIFETIME=1h`."""
+    spec = c["spec"]
+    if spec is None:
+        return None
+    words = [*spec["command"], *spec["args"]]
+    pairs: list[tuple[str, str, str]] = []
+    for i, w in enumerate(words):
+        if w.startswith("-"):
+            name, eq, value = w.partition("=")
+            if not eq and i + 1 < len(words):
+                value = words[i + 1]
+            pairs.append((name, value, w if eq else f"{w} {value}"))
+    pairs += [(k, v, f"{k}={v}") for k, v in env_of(c).items()]
+    for name, value, said in pairs:
+        if not _LIFETIME_WORDS.search(name):
+            continue
+        seconds = span_seconds(value)
+        if seconds and abs(seconds - run_s) <= 0.15 * run_s:
+            return said, seconds
+    return None
+
+
+def recycled(ctx: Ctx, pod: p.Pod, c: p.Container) -> tuple[float, tuple[str, float] | None] | None:
+    """(run seconds, the lifetime setting that ended it) when the container's restarts are the
+    program ending itself by design: a clean exit after a long run (clean_exit_run), which a
+    lifetime setting explains or after which its previous instance logged no failure."""
+    run = clean_exit_run(c)
+    if run is None:
+        return None
+    setting = lifetime_setting(c, run)
+    if setting is None:
+        log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
+        if lid is None or text.telling(log) is not None:
+            return None
+    return run, setting

@@ -21,6 +21,7 @@ from triage.agent.planners.rules.analyzers.common import (
     container_fact,
     env_of,
     fatal,
+    health_home,
     healthy_revision_note,
     last_healthy,
     pod_problem_pods,
@@ -416,6 +417,7 @@ def _access_denied(
     who, wid = cloud_identity(ctx, pod)
     log, _ = ctx.facts.logs(ctx.ns, pod["name"], c["name"], previous)
     target = text.cloud_resource(log)
+    permission = text.cloud_permission(log)
     beside = working_neighbour(ctx, ref)
     if who and _TOKEN_REFUSED.search(line.text):
         # the token was refused before any permission was weighed: the identity's rights
@@ -427,6 +429,7 @@ def _access_denied(
     return Finding(
         cls=CauseClass.CLOUD_ACCESS_DENIED,
         cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}"
+        + (f"; the permission it lacks: {permission}" if permission else "")
         + (f"; the resource it was refused: {target}" if target else "")
         + (f"; {who}" if who else "")
         + (f"; {short(beside.text, 260)}" if beside else ""),
@@ -732,6 +735,21 @@ def _probe_kill(
             else f"Make the endpoint the {kind} probe calls answer 2xx/3xx while the app is up "
             "(or point the probe at one that does)."
         )
+    elif "statuscode: 404" in message and (
+        home := health_home(
+            ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)[0] + log,
+            kind,
+            str(probe.get("path") or ""),
+        )
+    ):
+        path, who, said = home
+        cause = (
+            f"the {kind} probe ({target}, {probe_text}) asks for a path the app does not serve "
+            f"({short(message, 80)}), and the kubelet kills a container that otherwise runs: "
+            f"the app is served by {who}, which answers this check at {path} — its log: "
+            f'"{short(said, 160)}"'
+        )
+        follow = f"Point the {kind} probe at {path}, then roll out again."
     else:
         timed_out = bool(re.search(r"timeout|deadline exceeded|timed out", message, re.I))
         waits = _probe_waits(ctx, pod, c, str(probe.get("path") or "")) if timed_out else None

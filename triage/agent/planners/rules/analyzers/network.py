@@ -30,7 +30,12 @@ from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, li
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import selects
 from triage.agent.planners.rules.quantities import size_bytes
-from triage.agent.planners.rules.reads import controller_pods, epoch, ingresses_elsewhere
+from triage.agent.planners.rules.reads import (
+    controller_pods,
+    epoch,
+    ingresses_elsewhere,
+    selector_text,
+)
 from triage.core.causes import CauseClass
 from triage.core.models import Fact, LinkRole
 
@@ -512,6 +517,17 @@ def services(ctx: Ctx) -> list[Finding]:
             continue  # the selector is right: what it selects runs no pods (said elsewhere)
         if not matched:
             close = nearest_labels(svc["selector"], pods)
+            found, fid = ctx.facts.find_pods(selector_text(svc["selector"]))
+            away = [x for x in found if x["namespace"] != ctx.ns]
+            where = sorted({x["namespace"] for x in away})
+            if where:
+                close = [
+                    f"the {len(away)} pod(s) that carry it run in namespace "
+                    f"{', '.join(where[:2])} ({', '.join(x['name'] for x in away[:2])}), and a "
+                    f"Service selects pods only in its own namespace: create the Service "
+                    f"there (and point its clients at it) or move the workload back",
+                    *close,
+                ]
             out.append(
                 Finding(
                     cls=CauseClass.SERVICE_SELECTOR_MISMATCH,
@@ -545,6 +561,7 @@ def services(ctx: Ctx) -> list[Finding]:
                             f"{'; '.join(close) or 'none in the namespace'}.",
                             sid,
                             pods_id,
+                            *([fid] if where and fid else []),
                             about=ref,
                         ),
                     ),

@@ -11,6 +11,7 @@ from tools.read import payloads as p
 from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import (
     changed_since_healthy,
+    health_home,
     ports_of,
     probe_of,
 )
@@ -92,8 +93,16 @@ def _status_answer(
         else _STATUS_MEANS[code]
     )
     quoted = host or about
-    why = f"the probe path {probe.get('path')} answers {code}: {meaning}" + (
-        f'; the app logs: "{short(quoted.text, 200)}"' if quoted else ""
+    home = health_home(log, "readiness", str(probe.get("path") or "")) if code == 404 else None
+    why = (
+        f"the probe path {probe.get('path')} answers {code}: {meaning}"
+        + (f'; the app logs: "{short(quoted.text, 200)}"' if quoted else "")
+        + (
+            f"; the app is served by {home[1]}, which answers this check at {home[0]} — its log: "
+            f'"{short(home[2], 160)}"'
+            if home
+            else ""
+        )
     )
     return why, said_id
 

@@ -21,7 +21,7 @@ from triage.agent.planners.rules.analyzers.containers import _last, _state
 from triage.agent.planners.rules.chain import Finding, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref
-from triage.agent.planners.rules.reads import PULL_DENIED, epoch, refreshers
+from triage.agent.planners.rules.reads import NO_PULL_SECRET, PULL_DENIED, epoch, refreshers
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -63,10 +63,12 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         pods_id = ctx.facts.pods(ctx.ns)[1]
         ref = ctx.workload_ref(pod)
         pulled_before = _pulled_before(ctx, pod, c, ref) if missing and not platform else None
+        secret = _secret_missing(ctx, pod, events) if denied else None
         cause = (
             f"image {image} cannot be pulled: {why}"
             + (f' — the registry says "{short(message, 180)}"' if message else "")
             + (f"; {pulled_before[0]}" if pulled_before else "")
+            + (f"; {secret[0]}" if secret else "")
         )
         f = Finding(
             cls=CauseClass.IMAGE_PULL,
@@ -97,6 +99,9 @@ def image_pull(ctx: Ctx) -> list[Finding]:
                 link(C, pulled_before[0][0].upper() + pulled_before[0][1:] + ".", *pulled_before[1])
                 if pulled_before
                 else None,
+                link(C, secret[0][0].upper() + secret[0][1:] + ".", *secret[1], about=ref)
+                if secret
+                else None,
             ),
             explains={str(ref), str(ctx.pod_ref(pod))},
             follow_ups=[
@@ -113,6 +118,49 @@ def image_pull(ctx: Ctx) -> list[Finding]:
         if denied and (renewal := _renewal_refused(ctx, pod, c, message, eid)) is not None:
             out.append(renewal)
     return out
+
+
+_UNRETRIEVED = re.compile(r"image pull secrets? \(([^)]*)\)")
+
+
+def _secret_missing(
+    ctx: Ctx, pod: p.Pod, events: list[p.Event]
+) -> tuple[str, tuple[str | None, ...]] | None:
+    """The pod's imagePullSecret the kubelet could not retrieve (it does not exist), and where
+    the pod got that name: its ServiceAccount's imagePullSecrets (admission copies them into
+    every pod that runs as it) or its own template; with the pull Secrets other accounts of
+    the namespace list. Without it the kubelet pulls anonymously, and a private registry
+    answers 401."""
+    warned = next((e for e in events if e["reason"] == NO_PULL_SECRET), None)
+    m = _UNRETRIEVED.search(str(warned["message"])) if warned else None
+    if warned is None or m is None:
+        return None
+    names = [x.strip() for x in m.group(1).split(",") if x.strip()]
+    account = pod["service_account"] or "default"
+    accounts, aid = ctx.facts.service_accounts(ctx.ns)
+    mine = next((a for a in accounts if a["name"] == account), None)
+    listed = set(mine.get("pull_secrets") or []) if mine else set()
+    source = (
+        f"ServiceAccount {account}, which the pods run as, lists imagePullSecrets "
+        f"{', '.join(names)}, and admission copies that into every pod that runs as it"
+        if listed & set(names)
+        else "the pod template's imagePullSecrets name it"
+    )
+    others = [
+        f"ServiceAccount {a['name']} lists {', '.join(a.get('pull_secrets') or [])}"
+        for a in accounts
+        if a["name"] != account and set(a.get("pull_secrets") or []) - set(names)
+    ]
+    return (
+        f"the pull Secret {', '.join(names)} does not exist (the kubelet: "
+        f'"{short(str(warned["message"]), 140)}"), so it pulls without credentials; {source}'
+        + (
+            f"; other accounts here list other pull Secrets: {'; '.join(others[:2])}"
+            if others
+            else ""
+        ),
+        (ctx.facts.events_about(ctx.ns, pod["name"])[1], aid, ctx.facts.pods(ctx.ns)[1]),
+    )
 
 
 def _renewal_refused(

@@ -876,9 +876,11 @@ def _limit(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
     else:
         bound = f"a {m.group('bound').lower()} {m.group('what')} of {m.group('max')}"
         per = m.group("per").lower()
+    which = _defaulted(ctx, ref, ranges, m.group("rwhat") or m.group("what") or "", m.group("got"))
     cause = (
         f"LimitRange {name} sets {bound} per {per}, and {ref.name}'s pods break it"
-        f"{_offender(ctx, ref, m)}: {short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
+        f"{which or _offender(ctx, ref, m)}: "
+        f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
     )
     return Finding(
         cls=CauseClass.LIMIT_RANGE_VIOLATION,
@@ -891,6 +893,46 @@ def _limit(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
             f"Bring {ref.name}'s requests and limits inside LimitRange {name}, or change it."
         ],
     )
+
+
+def _defaulted(
+    ctx: Ctx, ref: Ref, ranges: list[p.LimitRange], resource: str, got: str | None
+) -> str:
+    """' (container x sets requests memory 192Mi and no limit, so admission fills in the
+    LimitRange's default limit 512Mi: 512Mi / 192Mi = 2.67)': a request or limit the template
+    leaves out, which the LimitRanger sets from the range's default / defaultRequest before
+    it checks the range — the value that breaks it is one nobody wrote. For a bound other than
+    a ratio, only when the filled-in value is the refused one (`got`)."""
+    template = _template_of(ctx, ref)
+    resource = resource.lower()
+    if template is None or not resource:
+        return ""
+    amount = quantities.cpu_cores if resource == "cpu" else quantities.quantity_bytes
+    for lim in (x for r in ranges for x in r["limits"] if x.get("type") == "Container"):
+        default = (lim.get("default") or {}).get(resource)
+        default_request = (lim.get("defaultRequest") or {}).get(resource)
+        for c in template["containers"]:
+            req, cap = c["requests"].get(resource), c["limits"].get(resource)
+            if cap is None and default is not None and req is not None:
+                said = f"sets requests {resource} {req} and no {resource} limit"
+                injected = f"default limit {default}"
+                top, bottom = amount(str(default)), amount(str(req))
+                shown = f"{default} / {req}"
+            elif req is None and cap is not None and default_request is not None:
+                said = f"sets limits {resource} {cap} and no {resource} request"
+                injected = f"defaultRequest {default_request}"
+                top, bottom = amount(str(cap)), amount(str(default_request))
+                shown = f"{cap} / {default_request}"
+            else:
+                continue
+            if got and got not in injected:
+                continue
+            ratio = f": {shown} = {top / bottom:.2f}" if top and bottom else ""
+            return (
+                f" (container {c['name']} {said}, so admission fills in the LimitRange's "
+                f"{injected}{ratio})"
+            )
+    return ""
 
 
 def _template_images(ctx: Ctx, ref: Ref) -> list[str]:

@@ -183,6 +183,12 @@ CHAINS = [
     "kitchen-display-sync",
     # the permission a cloud API refused, in a JSON line's embedded traceback
     "refill-notifier",
+    # a node the cluster autoscaler is scaling down: its taints say who and why
+    "etl-node-scheduling-disabled",
+    # an OOM kill where the last line before it gives the size being loaded
+    "street-normalizer-restarts",
+    # kms:Decrypt refused: the key, not the bucket
+    "recs-ranker-rollout",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

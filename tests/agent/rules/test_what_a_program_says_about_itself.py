@@ -138,3 +138,12 @@ def test_a_structured_line_is_quoted_by_the_exception_its_trace_ends_with() -> N
     line = telling(log)
     assert line is not None
     assert line.text.startswith("google.api_core.exceptions.PermissionDenied: 403"), line.text
+
+
+def test_a_kms_refusal_is_named_as_the_key_not_the_store() -> None:
+    line = (
+        "botocore.exceptions.ClientError: An error occurred (AccessDenied) when calling the "
+        "GetObject operation: User: arn:aws:sts::1:assumed-role/r/x is not authorized to "
+        "perform: kms:Decrypt on resource: arn:aws:kms:eu-west-1:1:key/k"
+    )
+    assert cloud_permission([line]) == "kms:Decrypt"

@@ -467,6 +467,9 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
         for w in ctx.goal.scope.workloads
         if not any(n == w.name or n.startswith(w.name + "-") for n in resolved)
     ]
+    if not focus and any(r.startswith("Node//") for r in ctx.focus) and pods:
+        # a question about a node: the namespace's pods are what it could affect
+        focus, about = pods, f"namespace {ns}"
     ready = sum(1 for x in focus if x["ready"] or x["phase"] == "Succeeded")
     claims: list[Claim | None] = [
         link(
@@ -511,6 +514,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.traffic_explained(ctx)
     claims += reasons.fenced_explained(ctx)
     claims += reasons.members_explained(ctx)
+    claims += reasons.nodes_explained(ctx)
     claims += reasons.jobs_explained(ctx)
     # a one-off pod that failed because a policy drops it by design is explained above
     fenced = one_off_fenced(ctx)

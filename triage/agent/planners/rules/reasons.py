@@ -29,7 +29,7 @@ from triage.agent.planners.rules.analyzers.network import scaled_to_zero
 from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
 from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import selects, series_values, workload_of
+from triage.agent.planners.rules.facts import Ref, selects, series_values, workload_of
 from triage.core.cron import cadence_words as cron_words
 from triage.core.models import Claim
 from triage.core.signals import ERROR_RATIO_FLOOR, STATUS_LABELS
@@ -1583,6 +1583,80 @@ _MEMBERS = re.compile(
     r"|\b(?P<c>\d+) (?:members|nodes|peers) (?:joined|in) (?:the )?cluster\b",
     re.I,
 )
+
+
+# What a taint says about who put it there and why, as each component documents its own:
+# the cluster autoscaler's scale-down, Karpenter's disruption, the node lifecycle controller,
+# the cloud node controller, a cordon.
+TAINT_MEANINGS = (
+    (
+        "ToBeDeletedByClusterAutoscaler",
+        "the cluster autoscaler is removing this node in a scale-down (an underutilized node: it "
+        "taints and cordons it, evicts what runs there, then deletes it)",
+    ),
+    (
+        "DeletionCandidateOfClusterAutoscaler",
+        "the cluster autoscaler found this node unneeded, a candidate for scale-down",
+    ),
+    (
+        "karpenter.sh/disrupted",
+        "Karpenter is disrupting this node (consolidation, drift or expiry)",
+    ),
+    (
+        "karpenter.sh/disruption",
+        "Karpenter is disrupting this node (consolidation, drift or expiry)",
+    ),
+    ("node.kubernetes.io/unschedulable", "the node is cordoned"),
+    ("node.kubernetes.io/out-of-service", "the node was marked out of service (shut down)"),
+    (
+        "node.cloudprovider.kubernetes.io/uninitialized",
+        "the cloud controller has not initialised it",
+    ),
+    ("node.kubernetes.io/not-ready", "the node lifecycle controller: the node is not Ready"),
+    ("node.kubernetes.io/unreachable", "the node lifecycle controller: its kubelet is unreachable"),
+)
+
+
+def nodes_explained(ctx: Ctx) -> list[Claim | None]:
+    """A node the question names: whether it is cordoned, what its taints mean (who put them
+    there and why), and what runs on it — a node being scaled down by design is explained as
+    such, with where the namespace's pods run instead."""
+    out: list[Claim | None] = []
+    nodes, nid = ctx.facts.nodes()
+    pods, pods_id = ctx.facts.pods(ctx.ns)
+    for node in nodes:
+        if str(Ref("Node", "", node["name"])) not in ctx.focus:
+            continue
+        taints = [
+            f"{t.get('key')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect')}"
+            + next((f" ({why})" for key, why in TAINT_MEANINGS if t.get("key") == key), "")
+            for t in node["taints"]
+        ]
+        on, on_id = ctx.facts.pods_on_node(node["name"])  # an empty answer is not cited
+        mine = [x for x in pods if x["node"] == node["name"]]
+        ready = next((c for c in node["conditions"] if c["type"] == "Ready"), None)
+        where = sorted({x["node"] for x in pods if x["node"] and x["node"] != node["name"]})
+        out.append(
+            link(
+                None,
+                f"Node {node['name']} is "
+                + ("cordoned (SchedulingDisabled)" if node["unschedulable"] else "schedulable")
+                + (f", Ready {ready['status']}" if ready else "")
+                + (f", tainted {'; '.join(taints[:3])}" if taints else "")
+                + (f"; {len(on)} pod(s) of the cluster run on it" if on else "")
+                + (
+                    f"; {len(mine)} pod(s) of {ctx.ns} run on it"
+                    if mine
+                    else f"; no pod of {ctx.ns} runs on it"
+                )
+                + (f", they run on {', '.join(where[:3])}" if where else ""),
+                nid,
+                on_id,
+                pods_id,
+                about=Ref("Node", "", node["name"]),
+            )
+        )
+    return out
 
 
 def members_explained(ctx: Ctx) -> list[Claim | None]:

@@ -430,6 +430,12 @@ def _access_denied(
         cls=CauseClass.CLOUD_ACCESS_DENIED,
         cause=f"an external service refuses {ref.name}'s credentials: {short(line.text, 180)}"
         + (f"; the permission it lacks: {permission}" if permission else "")
+        + (
+            " — the data it reads is encrypted with a KMS key, and its identity may not use "
+            "that key (a permission on the store alone does not decrypt)"
+            if permission and permission.lower().startswith("kms:")
+            else ""
+        )
         + (f"; the resource it was refused: {target}" if target else "")
         + (f"; {who}" if who else "")
         + (f"; {short(beside.text, 260)}" if beside else ""),

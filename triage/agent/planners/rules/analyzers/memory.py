@@ -67,7 +67,10 @@ def _trend(ctx: Ctx, pod: p.Pod, container: str) -> tuple[str | None, str | None
     return None, None, None
 
 
-_SIZED = re.compile(r"(bytes|_mb|_gb|size|items|entries|rows|objects)\b", re.I)
+_SIZED = re.compile(
+    r"(bytes|_mb|_gb|size|items|entries|rows|objects)\b|\d(?:\.\d+)? ?(?:[KMGT]i?B|[KMGT]i)\b",
+    re.I,
+)
 _SIZING = re.compile(
     r"(CACHE|MAX|POOL|BUFFER|QUEUE|BATCH|WORKERS|THREADS|CONCURRENCY)(?!PROCS)", re.I
 )

@@ -16,7 +16,7 @@ from triage.agent.planners.rules.analyzers.common import (
     lifetime_setting,
     span_seconds,
 )
-from triage.agent.planners.rules.text import cloud_permission, telling
+from triage.agent.planners.rules.text import cloud_permission, migrations, telling
 
 QUARKUS = (
     "INFO  [io.quarkus] (main) Installed features: [cdi, rest, smallrye-context-propagation, "
@@ -147,3 +147,28 @@ def test_a_kms_refusal_is_named_as_the_key_not_the_store() -> None:
         "perform: kms:Decrypt on resource: arn:aws:kms:eu-west-1:1:key/k"
     )
     assert cloud_permission([line]) == "kms:Decrypt"
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("  Applying listings.0087_drop_unused_indexes... OK", "listings.0087_drop_unused_indexes"),
+        (
+            "INFO  [alembic.runtime.migration] Running upgrade 9c41 -> 3f7b, add x",
+            "9c41 -> 3f7b, add x",
+        ),
+        ('Migrating schema "public" to version "42 - drop index"', "42 - drop index"),
+        ("== 20240101120000 DropIndex: migrating ======", "20240101120000 DropIndex"),
+        ("ChangeSet db/changelog.xml::7::ann ran successfully in 12ms", "db/changelog.xml::7::ann"),
+        ("Applying migration `20240101_drop_index`", "20240101_drop_index"),
+        ("42/u drop_index (12.1ms)", "42/u drop_index"),
+    ],
+)
+def test_a_schema_migration_is_read_from_each_tools_words(line: str, name: str) -> None:
+    assert [x for x, _ in migrations(["INFO starting", line])] == [name]
+
+
+def test_lines_that_only_mention_migrations_are_not_migrations() -> None:
+    assert (
+        migrations(["GET /applying 200", "no migrations to apply", "Running upgrade check"]) == []
+    )

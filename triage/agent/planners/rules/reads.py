@@ -947,6 +947,30 @@ def hosts_failing(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
     return list(out.values())
 
 
+def migrated_hosts(ctx: Ctx) -> list[tuple[str, str, int | None, str]]:
+    """(service, namespace, port, setting) of the servers the asked-about pods are set to use,
+    when their log says they applied a schema migration at start-up: the database the
+    migration changed, whose own log shows what the change did to the queries."""
+    out: list[tuple[str, str, int | None, str]] = []
+    for pod in ctx.focus_pods[:2]:
+        for c in pod["containers"][:1]:
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            if lid is None or not text.migrations(log):
+                continue
+            for setting in _settings_of(ctx, ctx.ns, pod["name"]):
+                for e in text.endpoints_in(setting):
+                    svc = text.service_of(e.host, ctx.ns)
+                    if svc is not None and all(x[:2] != svc for x in out):
+                        out.append((svc[0], svc[1], e.port, setting))
+    # the database first: a SQL server's port, or a name that says it is one
+    out.sort(key=lambda x: not (x[2] in _SQL_PORTS or _SQL_NAME.search(f"{x[0]} {x[3]}")))
+    return out[:1]
+
+
+_SQL_PORTS = {5432, 3306, 1433, 26257, 5433, 6432}
+_SQL_NAME = re.compile(r"postgres|\bpg|pg\b|-pg|mysql|maria|sql|\bdb\b|-db\b|database", re.I)
+
+
 def _scheme_says(source: str, host: str, product: str) -> bool:
     """The text names `host` in a URL whose scheme is the product's
     ("postgresql+psycopg2://u@shared-pgbouncer.db:6432/app" for postgres)."""
@@ -1036,7 +1060,7 @@ def vanished_workloads(ctx: Ctx, svc_name: str, ns: str) -> list[str]:
 def hops(ctx: Ctx) -> list[ToolCall]:
     out: list[ToolCall] = []
     seen_ns: set[str] = set()
-    for svc, ns, _port, _line in hosts_failing(ctx)[:MAX_HOPS]:
+    for svc, ns, _port, _line in [*hosts_failing(ctx), *migrated_hosts(ctx)][:MAX_HOPS]:
         if ns != ctx.ns and ns not in seen_ns:
             seen_ns.add(ns)
             out += [

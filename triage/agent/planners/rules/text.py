@@ -912,6 +912,34 @@ _CLOUD_PERMISSION = re.compile(
 )
 
 
+# A schema migration a program applied, as each migration tool logs it: Django ("Applying
+# listings.0087_drop_unused_indexes... OK"), Alembic ("Running upgrade 9c41 -> 3f7b, add x"),
+# Flyway ('Migrating schema "public" to version "42 - drop index"'), Rails and Sequelize
+# ("== 20240101120000 DropIndex: migrating"), Liquibase ("ChangeSet db/x.xml::7::ann ran
+# successfully"), Prisma ("Applying migration `20240101_drop_index`"), golang-migrate
+# ("42/u drop_index (12ms)").
+_MIGRATION = re.compile(
+    r"Applying (?P<django>\w+\.\d{4}_\w+)\.\.\."
+    r"|Running upgrade (?P<alembic>\w+ -> \w+(?:, [^\n]{1,80})?)"
+    r"|Migrating schema \S+ to version \\?[\"`']?(?P<flyway>[^\"`'\n]{1,80})"
+    r"|^== (?P<rails>\d{8,14}[-_ ]?\w+): migrat"
+    r"|ChangeSet (?P<liquibase>\S+) ran successfully"
+    r"|Applying migration `(?P<prisma>[^`]{1,80})`"
+    r"|^(?P<gomigrate>\d+/u \w+) \(",
+)
+
+
+def migrations(log: list[str]) -> list[tuple[str, str]]:
+    """(the migration, the line) for each schema migration the log says was applied."""
+    out = []
+    for raw in log:
+        line = _TIMESTAMP.sub("", raw.strip())
+        m = _MIGRATION.search(line)
+        if m:
+            out.append((next(v for v in m.groupdict().values() if v).strip(), line))
+    return out
+
+
 def cloud_permission(log: list[str]) -> str | None:
     """The permission a cloud API refused, as the last line naming one words it."""
     for raw in reversed(log):

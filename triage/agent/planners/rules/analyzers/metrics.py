@@ -144,6 +144,7 @@ def _deploys(ctx: Ctx) -> list[tuple[Ref, float, str | None]]:
 
 
 _LOGS_THE_FAILURE = "The new revision's pods log the failure: "
+_MIGRATED = "At start-up the new revision's pods applied the schema migration(s) "
 
 
 def _pods_of_revision(ctx: Ctx, newest: ReplicaSet | None) -> list[p.Pod]:
@@ -208,6 +209,22 @@ def _what_the_release_does(
                     about=ref,
                 )
                 return [said] if said else []
+            applied = text.migrations(log) if lid else []
+            if applied:
+                planned, pid = _database_says(ctx)
+                said = link(
+                    C,
+                    f"{_MIGRATED}{', '.join(dict.fromkeys(x for x, _ in applied[-3:]))} (its "
+                    f'log: "{short(applied[-1][1], 140)}"): a schema change that came with the '
+                    "release (a dropped or changed index, a rewritten table) slows what runs "
+                    "against it from the deploy on"
+                    + (f"; the database's own log since: {planned}" if planned else "")
+                    + ".",
+                    lid,
+                    pid,
+                    about=ref,
+                )
+                return [said] if said else []
             loop = text.repeated(log) if lid else None
             slow = text.heaviest_request(log) if lid else None
             warned = text.recurring_warning(log) if lid else None
@@ -257,6 +274,34 @@ def _what_the_release_does(
         if stepped:
             out.append(stepped)
     return out
+
+
+# What a SQL server logs about a slow statement: its duration (Postgres' log_min_duration_
+# statement, MySQL's slow log "Query_time:") and the plan auto_explain writes for it.
+_SLOW_STATEMENT = re.compile(r"duration: (?P<ms>[\d.]+) ms|Query_time: (?P<s>[\d.]+)")
+_FULL_SCAN = re.compile(r"\b(Seq Scan on \S+|Parallel Seq Scan on \S+|type: ALL|Full scan)")
+
+
+def _database_says(ctx: Ctx) -> tuple[str | None, str | None]:
+    """The slowest statement another namespace's server logged, with a full scan in its plan
+    (read on the hop to the database a release migrated)."""
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("namespace") == ctx.ns:
+            continue
+        log = [str(x) for x in ev.data or []]
+        durations = [
+            float(m.group("ms") or float(m.group("s") or 0) * 1000)
+            for ln in log
+            if (m := _SLOW_STATEMENT.search(ln))
+        ]
+        scan = next((m.group(1) for ln in log if (m := _FULL_SCAN.search(ln))), None)
+        if durations and scan:
+            return (
+                f"statements of up to {max(durations) / 1000:.1f} s, planned as a full table scan "
+                f'("{scan}")',
+                ev.id,
+            )
+    return None, None
 
 
 def _steps(ctx: Ctx, deployed: float) -> list[tuple[str, dict[str, str], float, float, Evidence]]:
@@ -337,6 +382,20 @@ def regression(ctx: Ctx) -> list[Finding]:
                 + (
                     f"; {stepped[0].lower()}{stepped[1:].split(': what the new', 1)[0]}"
                     if not said and (stepped := _stepped_text(does))
+                    else ""
+                )
+                + (
+                    f"; at start-up it applied the schema migration(s) "
+                    f"{migrated.removeprefix(_MIGRATED).split(' (its log', 1)[0]}"
+                    + (
+                        "; the database's own log since: "
+                        + migrated.split("; the database's own log since: ", 1)[1].rstrip(".")
+                        if "; the database's own log since: " in migrated
+                        else ""
+                    )
+                    if (
+                        migrated := next((c.text for c in does if c.text.startswith(_MIGRATED)), "")
+                    )
                     else ""
                 ),
                 summary=f"The {what} rose to {fmt(peak)} right after {ref.name} was deployed",

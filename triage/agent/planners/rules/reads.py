@@ -273,6 +273,10 @@ def follow_ups(ctx: Ctx) -> list[ToolCall]:
         ),
     ]
     out += [*claim_reads(ctx), *ingress_reads(ctx), *refresher_logs(ctx)]
+    if BUDGET_REFUSED.search(ctx.goal.words) or any(
+        BUDGET_REFUSED.search(str(e["message"])) for e in facts.warnings(ns)[0]
+    ):
+        out.append(call("k8s.events", **NODE_EVENTS_ARGS))
     for cron in facts.cronjobs(ns)[0]:
         # the controller's Normal events say what became of its runs (SuccessfulDelete of a
         # run Replace cut short, SawCompletedJob): read for the CronJobs asked about
@@ -577,6 +581,10 @@ NO_NETWORK = re.compile(r"NetworkPluginNotReady|network plugin|\bcni\b|NetworkRe
 
 # Where kubelets and node controllers record a Node's events (a Node has no namespace)
 NODE_EVENTS_NAMESPACE = "default"
+# every node's events (a drain's retries and its end are written about the node): read when
+# the question or the namespace's warnings are about evictions a disruption budget refused
+NODE_EVENTS_ARGS: dict[str, Any] = {"namespace": NODE_EVENTS_NAMESPACE, "object_kind": "Node"}
+BUDGET_REFUSED = re.compile(r"violate the pod's disruption budget|disruption budget", re.I)
 
 
 def sick_nodes(ctx: Ctx) -> list[p.Node]:

@@ -30,6 +30,7 @@ from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
 from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, series_values, workload_of
+from triage.agent.planners.rules.reads import BUDGET_REFUSED, NODE_EVENTS_ARGS
 from triage.core.cron import cadence_words as cron_words
 from triage.core.models import Claim
 from triage.core.signals import ERROR_RATIO_FLOOR, STATUS_LABELS
@@ -1006,6 +1007,164 @@ def logs_explained(ctx: Ctx) -> list[Claim | None]:
                 about=ref,
             )
         )
+    return out
+
+
+# What a node's drain or upgrade logs once it is through (kubectl drain, node upgraders,
+# managed node groups): "drained", "DrainComplete", "uncordoned", "UpgradeComplete".
+_DRAIN_DONE = re.compile(r"drain\w* ?complete|\bdrained\b|uncordon|upgrade ?complete", re.I)
+
+
+def node_drain_events(ctx: Ctx) -> tuple[list[p.Event], str | None]:
+    """The nodes' events (read when budget refusals are in question): a drain's retries and
+    its end are written about the node, not the pods."""
+    return ctx.facts.listed("k8s.events", p.Event, **NODE_EVENTS_ARGS)
+
+
+def _ago(ctx: Ctx, e: p.Event) -> str:
+    at = _ts(str(e["last_seen"])) if e["last_seen"] else None
+    return f" ({(ctx.now - at) / 60:.0f} min ago)" if at is not None else ""
+
+
+# The eviction API's refusal while a budget allows no disruption, as a drain relays it.
+_BUDGET_REFUSED = BUDGET_REFUSED
+
+
+def budgets_explained(ctx: Ctx) -> list[Claim | None]:
+    """A PodDisruptionBudget over the asked-about pods whose refusals a drain logged: what
+    the budget allows (maxUnavailable / minAvailable), what it allows now, and that the
+    refusals stopped — a budget that let a drain evict one pod at a time did its job."""
+    out: list[Claim | None] = []
+    budgets, bid = ctx.facts.pdbs(ctx.ns)
+    events, eid = ctx.facts.warnings(ctx.ns)
+    node_events, nid = node_drain_events(ctx)
+    refused = [
+        e
+        for e in [*events, *node_events]
+        if _BUDGET_REFUSED.search(str(e["message"]))
+        and (
+            e in events or f'"{ctx.ns}"' in str(e["message"]) or f" {ctx.ns} " in str(e["message"])
+        )
+    ]
+    drained = {str(e["object"]["name"]) for e in refused if e in node_events}
+    finished = sorted(
+        (
+            e
+            for e in node_events
+            if str(e["object"]["name"]) in drained
+            and _DRAIN_DONE.search(f"{e['reason']} {e['message']}")
+        ),
+        key=lambda e: str(e["last_seen"]),
+    )
+    asked = _BUDGET_REFUSED.search(ctx.goal.words)
+    if not budgets or not (refused or asked):
+        return out
+    for b in budgets:
+        mine = [x for x in ctx.focus_pods if selects(b["selector"], x["labels"])]
+        if not mine:
+            continue
+        bound = (
+            f"maxUnavailable {b['max_unavailable']}"
+            if b["max_unavailable"] is not None
+            else f"minAvailable {b['min_available']}"
+        )
+        last = max((str(e["last_seen"]) for e in refused if e["last_seen"]), default="")
+        at = _ts(last) if last else None
+        stopped = (
+            f"; the last refusal was {(ctx.now - at) / 60:.0f} min ago, and the drain's retries "
+            "stopped once the evicted pods' replacements were Ready"
+            if at is not None and ctx.now - at > 120
+            else ""
+        ) + (
+            "; then the node's own events say the drain finished: "
+            + "; ".join(
+                f'{e["reason"]} "{short(str(e["message"]), 90)}"' + _ago(ctx, e)
+                for e in finished[-2:]
+            )
+            if finished
+            else ""
+        )
+        out.append(
+            link(
+                None,
+                f"PodDisruptionBudget {b['name']} ({bound}) covers {len(mine)} of the pods asked "
+                f"about; it allows {b['allowed_disruptions']} disruption(s) now, with "
+                f"{b['current_healthy']} of {b['expected_pods']} pods healthy (it needs "
+                f"{b['desired_healthy']}). Its 'Cannot evict pod as it would violate the pod's "
+                "disruption budget' answers are the budget doing its job: the eviction API "
+                "refuses a second eviction until the first pod's replacement is Ready, so a "
+                f"drain evicts one pod at a time, as {bound} intends{stopped}.",
+                bid,
+                eid if any(e in events for e in refused) else None,
+                nid if drained else None,
+                about=ctx.ref("PodDisruptionBudget", b["name"]),
+            )
+        )
+    return out
+
+
+# A setting that makes a server replace its own worker processes after so much work:
+# gunicorn's --max-requests, uWSGI's --max-requests / --reload-on-rss, Celery's
+# --max-tasks-per-child / --max-memory-per-child, PHP-FPM's pm.max_requests, Apache's
+# MaxConnectionsPerChild, Puma's worker killer.
+_RECYCLE_SETTING = re.compile(
+    r"max[-_.]?requests|max[-_]?tasks[-_]per[-_]child|max[-_]?memory[-_]per[-_]child|"
+    r"reload[-_]on[-_](?:rss|as)|MaxConnectionsPerChild|MaxRequestsPerChild|worker[-_]?killer|"
+    r"max[-_]?jobs|recycle",
+    re.I,
+)
+# A worker process of the server ending or starting, in its own log: "Worker exiting (pid: 12)",
+# "Booting worker with pid: 13", "Autorestarting worker", "respawned worker 2", "child 42 exited"
+_WORKER_TURNOVER = re.compile(
+    r"\b(?:worker|child|process)\b[^\n]{0,30}\b(?:exit\w*|boot\w*|spawn\w*|respawn\w*|"
+    r"recycl\w*|restart\w*|retir\w*)|\b(?:boot\w*|spawn\w*|respawn\w*|autorestart\w*|"
+    r"recycl\w*|restart\w*)\b[^\n]{0,20}\b(?:worker|child|process)\b",
+    re.I,
+)
+
+
+def recycling_explained(ctx: Ctx) -> list[Claim | None]:
+    """Worker processes that end and start again inside a container that never restarted,
+    when the server's own settings recycle them (gunicorn's --max-requests, Celery's
+    --max-tasks-per-child): the turnover the log shows is that setting at work, by design."""
+    out: list[Claim | None] = []
+    seen: set[str] = set()
+    for pod in ctx.focus_pods:
+        for c in pod["containers"]:
+            spec = c["spec"]
+            key = f"{workload_of(pod)[1]}/{c['name']}"
+            if spec is None or key in seen or c["restarts"]:
+                continue
+            words = [*spec["command"], *spec["args"]]
+            settings = [
+                w + (f" {words[i + 1]}" if "=" not in w and i + 1 < len(words) else "")
+                for i, w in enumerate(words)
+                if w.startswith("-") and _RECYCLE_SETTING.search(w)
+            ] + [
+                f"{e['name']}={e.get('value')}"
+                for e in spec["env"]
+                if _RECYCLE_SETTING.search(e["name"]) and e.get("value")
+            ]
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            turnover = [ln.strip() for ln in log if _WORKER_TURNOVER.search(ln)]
+            if not settings or not turnover or lid is None:
+                continue
+            seen.add(key)
+            said = next((x for x in turnover if re.search(r"auto|recycl|max", x, re.I)), None)
+            out.append(
+                link(
+                    None,
+                    f"The worker turnover in {pod['name']}'s log ({len(turnover)} lines such as "
+                    f'"{short(_BARE_STAMP.sub("", said or turnover[-1]).strip(), 100)}") is the '
+                    f"server recycling its own worker processes, as its settings tell it to "
+                    f"({', '.join(settings[:3])}): each worker is replaced after that much work, "
+                    f"by design, while container {c['name']} itself has not restarted "
+                    "(restartCount 0) and the pod stays Ready.",
+                    lid,
+                    ctx.facts.pods(ctx.ns)[1],
+                    about=ctx.pod_ref(pod),
+                )
+            )
     return out
 
 

@@ -290,7 +290,37 @@ class App:
                     }
                 )
                 return goal.model_copy(update={"scope": scope})
+        if first is None or goal.scope.namespace_is_default:
+            on_node = self._namespace_on_node(goal)
+            if on_node is not None:
+                scope = goal.scope.model_copy(
+                    update={"namespace": on_node, "namespace_is_default": False}
+                )
+                return goal.model_copy(update={"scope": scope})
         return goal
+
+    def _namespace_on_node(self, goal: Goal) -> str | None:
+        """The namespace of the pods on a node the words name, when no namespace was said:
+        the one whose pods belong to a workload the words name, else the only one there
+        besides the cluster's own (kube-system and the like)."""
+        named = {w.name for w in goal.scope.workloads}
+        for name in goal.scope.namespace_candidates:
+            if not self.tools.call("k8s.node", {"node": name}).ok:
+                continue
+            on = self.tools.call("k8s.pods_on_node", {"node": name})
+            pods = [x for x in (on.data or []) if isinstance(x, dict)] if on.ok else []
+            spaces = {
+                str(x["namespace"]) for x in pods if not str(x["namespace"]).startswith("kube-")
+            }
+            owned = {
+                str(x["namespace"])
+                for x in pods
+                if any(str(x["name"]).startswith(f"{w}-") for w in named)
+            }
+            for found in (owned, spaces):
+                if len(found) == 1:
+                    return found.pop()
+        return None
 
     def requester_for(self, request: Request) -> tuple[Requester, str | None]:
         """Who asked, as the ledger records it, and why it is unknown (None: it is known). A

@@ -517,6 +517,7 @@ def _no_fault(ctx: Ctx, pods: list[p.Pod], pods_id: str | None, common: dict[str
     claims += reasons.nodes_explained(ctx)
     claims += reasons.recycling_explained(ctx)
     claims += reasons.budgets_explained(ctx)
+    claims += reasons.admission_warning_explained(ctx)
     claims += reasons.jobs_explained(ctx)
     # a one-off pod that failed because a policy drops it by design is explained above
     fenced = one_off_fenced(ctx)

@@ -1103,6 +1103,63 @@ def budgets_explained(ctx: Ctx) -> list[Claim | None]:
     return out
 
 
+# An admission warning a client printed, pasted into the question: a ValidatingAdmissionPolicy
+# whose binding's validationActions hold Warn (the API server returns the failure as a warning
+# header and admits the request; Deny would fail it, "... is forbidden: ValidatingAdmission
+# Policy ... denied request"), and Pod Security admission in warn or audit mode ("would
+# violate PodSecurity"; enforce says "violates PodSecurity" and rejects the pod).
+_ADMISSION_WARNING = re.compile(
+    r"Warning: Validation failed for ValidatingAdmissionPolicy '(?P<policy>[^']+)'"
+    r"(?: with binding '(?P<binding>[^']+)')?"
+    r"|Warning: would violate PodSecurity \"(?P<level>[^\"]+)\""
+)
+
+
+def admission_warning_explained(ctx: Ctx) -> list[Claim | None]:
+    """A warning the question pastes from `kubectl apply`: what admitted the request with a
+    warning (a policy in Warn/Audit mode, Pod Security in warn mode), that such a warning
+    blocks nothing, and how the workload rolled out since."""
+    m = _ADMISSION_WARNING.search(ctx.goal.words)
+    if m is None:
+        return []
+    deployments, did = ctx.facts.deployments(ctx.ns)
+    asked = [d for d in deployments if ctx.in_focus(ctx.ref("Deployment", d["name"]))]
+    rolled = "; ".join(
+        f"Deployment {d['name']} has rolled out since (revision {d['revision']}, "
+        f"{d['updated']}/{d['replicas']} updated, {d['available']} available)"
+        for d in asked[:2]
+        if d["replicas"] is not None
+        and d["updated"] >= d["replicas"]
+        and d["available"] >= d["replicas"]
+    )
+    if m.group("policy"):
+        what = (
+            f"ValidatingAdmissionPolicy {m.group('policy')}"
+            + (f" through binding {m.group('binding')}" if m.group("binding") else "")
+            + " failed the request and the API server sent that back as a warning: the "
+            "binding's validationActions hold Warn (and perhaps Audit), not Deny, so the "
+            'request was admitted — a Deny would have failed it ("is forbidden: '
+            'ValidatingAdmissionPolicy … denied request") and no pod would exist'
+        )
+    else:
+        what = (
+            f"Pod Security admission warns that the pods would violate the "
+            f'"{m.group("level")}" level: the namespace has it in warn (or audit) mode, not '
+            'enforce, so the pods are admitted — enforce would reject them ("violates '
+            'PodSecurity")'
+        )
+    return [
+        link(
+            None,
+            f"The warning in the question is an admission warning, not an error: {what}"
+            + (f". {rolled}" if rolled else "")
+            + ". Nothing is blocked now; meeting the rule before it is enforced is a follow-up.",
+            did,
+            about=ctx.ref("Namespace", ctx.ns, ctx.ns),
+        )
+    ]
+
+
 # A setting that makes a server replace its own worker processes after so much work:
 # gunicorn's --max-requests, uWSGI's --max-requests / --reload-on-rss, Celery's
 # --max-tasks-per-child / --max-memory-per-child, PHP-FPM's pm.max_requests, Apache's

@@ -921,9 +921,76 @@ def pdbs(ctx: Ctx) -> list[Finding]:
                 follow_ups=[f"Scale {ref.name} up first, or relax {pdb['name']} for the drain."],
             )
         )
+    overlap = _overlapping_budgets(ctx, budgets, bid, events, eid, cordoned, nid)
+    if overlap is not None:
+        out.append(overlap)
     for node in [n for n in cordoned if str(ctx.ref("Node", n, "")) in ctx.focus]:
         out += _drain_held(ctx, node, nid)
     return out
+
+
+def _overlapping_budgets(
+    ctx: Ctx,
+    budgets: list[p.PDB],
+    bid: str | None,
+    events: list[p.Event],
+    eid: str | None,
+    cordoned: list[str],
+    nid: str | None,
+) -> Finding | None:
+    """Pods selected by more than one PodDisruptionBudget: the eviction API refuses to evict
+    such a pod at all ("This pod has more than one PodDisruptionBudget, which the eviction
+    subresource does not support"), whatever each budget allows, so a drain never finishes.
+    The disruption controller warns MultiplePodDisruptionBudgets on them."""
+    pods, _ = ctx.facts.pods(ctx.ns)
+    for pod in ctx.focus_pods or pods:
+        over = [b for b in budgets if b["selector"] and selects(b["selector"], pod["labels"])]
+        if len(over) < 2:
+            continue
+        warned = next((e for e in events if e["reason"] == "MultiplePodDisruptionBudgets"), None)
+        draining = re.search(r"\bevict|\bdrain", ctx.goal.words, re.I)
+        if warned is None and not cordoned and not draining:
+            continue  # overlapping budgets block evictions only when something evicts
+        ref = ctx.workload_ref(pod)
+        on = [n for n in cordoned if pod["node"] == n] or cordoned
+        each = "; ".join(
+            f"{b['name']} ({_rule(b)}, selector "
+            + ",".join(f"{k}={v}" for k, v in b["selector"].items())
+            + f", {b['allowed_disruptions']} allowed)"
+            for b in over[:3]
+        )
+        cause = (
+            f"{ref.name}'s pods are each selected by {len(over)} PodDisruptionBudgets — {each} "
+            "— and the eviction API refuses to evict a pod that more than one budget covers "
+            "(it does not support that), whatever each allows, so "
+            + (f"the drain of {', '.join(on)}" if on else "a drain")
+            + " retries forever; keep one budget per pod (narrow one selector, or drop the "
+            "duplicate)"
+        )
+        return Finding(
+            cls=CauseClass.PDB_BLOCKING,
+            cause=cause,
+            summary=f"{ref.name}'s pods cannot be evicted: two PodDisruptionBudgets select them",
+            impact="Nodes running these pods cannot be drained (maintenance, upgrade).",
+            chain=chain(
+                link(
+                    S,
+                    (f"Node(s) {', '.join(on)} cordoned; " if on else "")
+                    + (
+                        f"event {warned['reason']}: {short(str(warned['message']))}"
+                        if warned
+                        else f"pod {pod['name']} is matched by {len(over)} budgets."
+                    ),
+                    eid if warned else bid,
+                    nid if on else None,
+                    about=ctx.pod_ref(pod),
+                ),
+                link(C, cause[0].upper() + cause[1:] + ".", bid, about=ref),
+            ),
+            explains={str(ref), *(str(ctx.ref("PodDisruptionBudget", b["name"])) for b in over)},
+            follow_ups=["Leave one PodDisruptionBudget per pod, then let the drain retry."],
+        )
+    return None
 
 
 def _spans(ctx: Ctx, pdb: p.PDB, ns: str) -> str:

@@ -301,6 +301,9 @@ _VALUE = re.compile(
     r"\\\"[^\"\\\n]*+\\\"|\"[^\"\n]*+\"|'[^'\n]*+'|`[^`\n]*+`|\$\{[^}\n]*+\}|"
     r"[^\s,;&\"'`{}\[\]\\<>()]++"
 )
+# A version tag as images carry it (`4.12.1-hotfix1`, `v2.3.0-rc.1`, `1.27-alpine`): digits
+# and dots first. Right after a name and a colon with no space it is `image:tag`.
+_TAG = re.compile(r"v?[0-9]++(?:\.[0-9]++)++(?:[-+_][A-Za-z0-9.]++)*+")
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "negotiate"})
 
 
@@ -322,6 +325,16 @@ def assignments(text: str) -> Iterator[Span]:
         if placeholder(value.strip()) or value.strip().lower() in _SCHEMES:
             continue
         if value.isdigit() and len(value) < 4:
+            continue
+        named = segments(m.group(1))
+        if (
+            m.group(0).endswith(":")
+            and _TAG.fullmatch(value)
+            and named
+            and named[-1] not in _SECRET_SEGMENTS
+        ):
+            # `boarding-pass-api:4.12.1-hotfix1`: an image named for something else, and its
+            # tag (`db-pass:4.12.1` still reads as a password)
             continue
         masked_to = end
         yield start, end

@@ -191,6 +191,18 @@ CHAINS = [
     "recs-ranker-rollout",
     # a release whose migration dropped an index: the database's slow plans since
     "listings-search-latency",
+    # gunicorn recycling its workers by --max-requests: turnover inside a container by design
+    "pricing-rules-api-worker-exits",
+    # a budget's eviction refusals during a drain that finished (the node's own events)
+    "claims-intake-upgrade-warnings",
+    # a pasted ValidatingAdmissionPolicy warning: Warn mode admits
+    "payslip-generator-apply-warning",
+    # a volume held at the size its user preallocates
+    "image-cache-disk-alert",
+    # two PodDisruptionBudgets over one pod; the namespace found from the node named
+    "fare-gate-sync-node-upgrade",
+    # an image tag that the secret redactor once masked
+    "boarding-pass-hotfix",
 ]
 SCENARIOS = sorted({n for n in demo_names() if n in DEV} | {n for n in CHAINS if n in DEV})
 

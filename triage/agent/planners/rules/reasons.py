@@ -184,6 +184,40 @@ def _size_cap(ctx: Ctx, claim: str) -> str:
     return ""
 
 
+_SIZE_WORD = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?\s?[kKmMgGtT][iI]?[bB]?)(?![\w])")
+
+
+def _fixed_size(ctx: Ctx, claim: str, share: float) -> str:
+    """The argument or setting of the claim's user that gives a size matching what the volume
+    holds (within 10% of `share` of the claim's size): a fixed allocation it makes there, such
+    as a cache file preallocated at start ('-s file,/var/lib/varnish/cache.bin,18G')."""
+    pvc = next((c for c in ctx.facts.pvcs(ctx.ns)[0] if c["name"] == claim), None)
+    size = quantities.quantity_bytes(str(pvc["requested"] or "")) if pvc else None
+    if not size:
+        return ""
+    used = share * size
+    for pod in ctx.focus_pods:
+        if claim not in pod["claims"]:
+            continue
+        for c in pod["containers"]:
+            spec = c["spec"]
+            if spec is None:
+                continue
+            words = [
+                *spec["args"],
+                *spec["command"],
+                *(f"{e['name']}={e.get('value')}" for e in spec["env"]),
+            ]
+            for w in words:
+                for m in _SIZE_WORD.finditer(w):
+                    value = quantities.size_bytes(m.group(1)) or quantities.quantity_bytes(
+                        m.group(1)
+                    )
+                    if value and abs(value - used) <= 0.1 * used:
+                        return w
+    return ""
+
+
 def volumes_explained(ctx: Ctx) -> list[Claim | None]:
     """A volume of what was asked about that is well used but did not grow in the window:
     held at a level (a cache under its own size cap, a data set that no longer grows)."""
@@ -197,6 +231,7 @@ def volumes_explained(ctx: Ctx) -> list[Claim | None]:
                 continue
             if max(values) - min(values) <= 0.02:
                 cap = _size_cap(ctx, claim)
+                fixed = "" if cap else _fixed_size(ctx, claim, values[-1])
                 out.append(
                     link(
                         None,
@@ -206,6 +241,11 @@ def volumes_explained(ctx: Ctx) -> list[Claim | None]:
                             f"its user caps what it keeps with {cap}, so the level is bounded "
                             "and will not fill the volume"
                             if cap
+                            else f"its user is told to take a fixed size there (`{fixed}`), "
+                            "which matches what the volume holds: an allocation made once (a "
+                            "file preallocated at start, reused in place), so the level is by "
+                            "design and will not grow"
+                            if fixed
                             else "a level held steady is what a cache bounded by its own size "
                             "limit looks like"
                         ),

@@ -736,6 +736,16 @@ _REFUSED_FULL = re.compile(
     r"OOM command not allowed",
     re.I,
 )
+# A server whose workers cannot keep up, in its own words: gunicorn killing a worker past its
+# --timeout ("WORKER TIMEOUT"), uWSGI's harakiri, PHP-FPM at pm.max_children, Puma
+# terminating a timed-out worker, Tomcat with every thread busy, nginx out of
+# worker_connections, Sidekiq/Celery hard time limits.
+_OVERRUN = re.compile(
+    r"WORKER TIMEOUT|HARAKIRI|reached (?:pm\.)?max_children|Terminating timed out worker|"
+    r"All threads \(\d+\) are currently busy|worker_connections are not enough|"
+    r"TimeLimitExceeded|Hard time limit",
+    re.I,
+)
 _CAPACITY = re.compile(
     r"rejected[_ ]execution|queue capacity|thread ?pool|overloaded|busy|blocked|flow[- ]control|"
     r"too many (concurrent|simultaneous|parallel)",
@@ -757,11 +767,22 @@ def saturation(ctx: Ctx) -> list[Finding]:
         if (capped := _memory_cap(ctx, svc_name, ns)) is not None:
             out.append(capped)
             continue
-        pending = [(e, s) for e in ctx.facts.purpose("pool_pending") for s in e.data or []]
-        busy = [(e, s) for e, s in pending if max(series_values(s), default=0) > 0]
+        busy = [
+            (e, s)
+            for e in ctx.facts.purpose("pool_pending")
+            for s in e.data or []
+            if max(series_values(s), default=0) > 0
+        ]
         used, cap, cid = _connections(ctx, ns, svc_name)
         # its own gauges say it is at the most connections it allows
         at_cap = used is not None and cap is not None and cap > 0 and used >= cap
+        if (
+            caller_line is None
+            and not busy
+            and (late := _overrun_finding(ctx, ns, svc_name, failing))
+        ):
+            out.append(late)
+            continue
         if caller_line is None and not busy and not at_cap:
             continue
         eps, _ = ctx.facts.endpoints(ns, svc_name)
@@ -945,6 +966,85 @@ def _memory_cap(ctx: Ctx, svc_name: str, ns: str) -> Finding | None:
 
 def symptom_of(caller: Ref, caller_line: tuple[str, Any]) -> Any:
     return link(S, f"{caller.name}'s log: {short(caller_line[0])}", caller_line[1].id, about=caller)
+
+
+def _overrun(ctx: Ctx, ns: str, svc_name: str) -> tuple[str, Evidence, p.Pod] | None:
+    """The dependency's own line saying its workers cannot keep up (_OVERRUN)."""
+    svc = next((x for x in ctx.facts.services(ns)[0] if x["name"] == svc_name), None)
+    if svc is None:
+        return None
+    behind = {x["name"]: x for x in ctx.facts.pods(ns)[0] if selects(svc["selector"], x["labels"])}
+    for ev in ctx.facts.all("k8s.logs"):
+        if ev.ok and ev.args.get("namespace") == ns and ev.args.get("pod") in behind:
+            hits = [str(x) for x in ev.data or [] if _OVERRUN.search(str(x))]
+            if hits:
+                return hits[-1], ev, behind[str(ev.args.get("pod"))]
+    return None
+
+
+def _workers_of(pod: p.Pod) -> str:
+    """'--workers 2' / 'WEB_CONCURRENCY=2' / 'pm.max_children' as the server's settings give
+    its number of workers, or ''."""
+    for c in pod["containers"]:
+        spec = c["spec"]
+        if spec is None:
+            continue
+        words = [*spec["command"], *spec["args"]]
+        for i, w in enumerate(words):
+            name, eq, value = w.partition("=")
+            if re.fullmatch(r"--?(workers|w|processes|threads|concurrency)", name):
+                return f"{name} {value if eq else words[i + 1] if i + 1 < len(words) else ''}"
+        for e in spec["env"]:
+            if re.search(r"WORKERS|CONCURRENCY|THREADS", e["name"]) and e.get("value"):
+                return f"{e['name']}={e.get('value')}"
+    return ""
+
+
+def _overrun_finding(ctx: Ctx, ns: str, svc_name: str, failing: str) -> Finding | None:
+    """The caller's calls time out while the dependency's own log says its workers overrun:
+    the dependency lacks capacity for the load, with the worker count its settings give."""
+    overrun = _overrun(ctx, ns, svc_name)
+    seen = _line_read(ctx, failing) if overrun else None
+    if overrun is None or seen is None:
+        return None
+    dep = Ref("Service", ns, svc_name)
+    caller_pod = next(iter(ctx.focus_pods), None)
+    caller = ctx.workload_ref(caller_pod) if caller_pod else ctx.ref("Namespace", ctx.ns)
+    symptom = symptom_of(caller, seen)
+    line, ev, pod = overrun
+    pods = [x for x in ctx.facts.pods(ns)[0] if workload_of(x) == workload_of(pod)]
+    workers = _workers_of(pod)
+    cause = (
+        f"{dep.name} in {ns} cannot keep up with the work it is sent: its own log says its "
+        f'workers overrun ("{short(_bare(line), 120)}")'
+        + (
+            f", with {workers} per pod and {len(pods)} pod(s)"
+            if workers
+            else f" on {len(pods)} pod(s)"
+        )
+        + f" — requests queue behind busy workers, so {caller.name}'s calls to it time out; "
+        "it needs more capacity for this load (more workers or replicas), or less load"
+    )
+    return Finding(
+        cls=CauseClass.DEPENDENCY_SATURATED,
+        cause=cause,
+        summary=f"{caller.name}'s calls to {dep.name} ({ns}) time out: its workers cannot keep up",
+        impact=f"Requests of {caller.name} that need {dep.name} are slow or fail.",
+        chain=chain(
+            symptom,
+            link(M, f"{dep.name} ({ns}) logs: {short(_bare(line))}", ev.id, about=dep),
+            link(C, cause[0].upper() + cause[1:] + ".", ev.id, ctx.facts.pods(ns)[1], about=dep),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(caller), str(dep)},
+        follow_ups=[
+            f"Give {dep.name} more workers or replicas for the load, then watch its latency."
+        ],
+    )
+
+
+def _bare(line: str) -> str:
+    return re.sub(r"^(?:\[[^\]]*\]\s*){1,2}", "", line.strip())
 
 
 def _refuses_for_want_of_room(

@@ -794,6 +794,8 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             problem = _published_inside(ing, classes, iid, cid)
         if problem is None and cid:
             problem = _speaks_http1_to_grpc(ing, classes, iid, cid)
+        if problem is None:
+            problem = _rewrites_everything(ctx, ing, iid)
         tls_event = next(
             (
                 e
@@ -879,6 +881,76 @@ def ingresses(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+_CAPTURE_REF = re.compile(r"\$\d")
+
+
+def _rewrites_everything(
+    ctx: Ctx, ing: p.Ingress, iid: str | None
+) -> tuple[str, tuple[str | None, ...]] | None:
+    """ingress-nginx's rewrite-target without a capture group: the path a rule matches is
+    replaced by the target as written, so every request under a prefix reaches the backend as
+    that one URI (its pages, scripts and API calls all get the same answer); the target
+    names a group ($2) the rule's path must capture, e.g. /billing(/|$)(.*). Or a target that
+    names a group no path captures: that part of the URI is empty."""
+    target = (ing.get("annotations") or {}).get("nginx.ingress.kubernetes.io/rewrite-target")
+    if target is None:
+        return None
+    prefixes = [b for b in ing["backends"] if str(b.get("path") or "/") not in ("/", "")]
+    if not prefixes:
+        return None
+    rule = prefixes[0]
+    path = str(rule.get("path"))
+    seen = _backend_sees(ctx, ing)
+    if not seen and path.rstrip("/") not in ctx.goal.words:
+        return None  # a prefix stripped on purpose (one endpoint behind it) is not a fault
+    if not _CAPTURE_REF.search(target):
+        why = (
+            f"Ingress {ing['name']} carries nginx.ingress.kubernetes.io/rewrite-target: "
+            f'"{target}" with no capture group, so ingress-nginx rewrites every request under '
+            f'{path} to "{target}": the pages, scripts and API calls under it all reach '
+            f"{rule.get('service')} as that one URI"
+        )
+    elif "(" not in path:
+        why = (
+            f'Ingress {ing["name"]}\'s rewrite-target "{target}" names a capture group, but its '
+            f"path {path} captures none, so that part of every rewritten URI is empty"
+        )
+    else:
+        return None
+    return (
+        why
+        + (f" ({seen})" if seen else "")
+        + f"; capture what follows the prefix (path {path.rstrip('/')}(/|$)(.*) with "
+        "rewrite-target /$2) or drop the rewrite",
+        (iid,),
+    )
+
+
+def _backend_sees(ctx: Ctx, ing: p.Ingress) -> str:
+    """'its log shows only GET / for them': the URIs the backend's own access log records,
+    when they are all one (what a rewrite to a constant target looks like from there)."""
+    pods = [
+        x
+        for b in ing["backends"]
+        for svc in ctx.facts.services(ctx.ns)[0]
+        if svc["name"] == b.get("service") and svc["selector"]
+        for x in ctx.facts.pods(ctx.ns)[0]
+        if selects(svc["selector"], x["labels"])
+    ]
+    for pod in pods[:2]:
+        for c in pod["containers"][:1]:
+            log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], False)
+            urls = [
+                m.group(1)
+                for ln in log
+                if (m := re.search(r'"url"\s*:\s*"([^"]*)"|"(?:GET|POST) (\S+)', ln)) and m.group(1)
+            ]
+            asked = [u for u in urls if not re.search(r"health|ready|live|metrics", u)]
+            if lid and len(asked) >= 2 and len(set(asked)) == 1:
+                return f"{pod['name']}'s own log shows every request arriving as {asked[0]}"
+    return ""
 
 
 def ingress_in_other_namespace(ctx: Ctx) -> list[Finding]:

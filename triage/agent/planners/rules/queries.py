@@ -61,6 +61,7 @@ SIGNALS = {
     "db_connections": "pg_stat_activity_count",
     "db_max_connections": "pg_settings_max_connections",
     "generation": "kube_deployment_metadata_generation",
+    "hpa_max": "kube_horizontalpodautoscaler_spec_max_replicas",
 }
 
 
@@ -240,6 +241,22 @@ def hpa_sources(facts: Facts, ns: str, names: set[str]) -> list[str]:
     return sorted(set(out))
 
 
+def hpa_history(facts: Facts, ns: str, names: set[str], start: float, end: float) -> list[ToolCall]:
+    """What each HPA's maxReplicas was over the last week: a bound lowered by a values change
+    shows as a step in kube-state-metrics' spec series."""
+    if SIGNALS["hpa_max"] not in names or not facts.hpas(ns)[0]:
+        return []
+    return [
+        call(
+            "prom.range",
+            purpose="hpa_max_history",
+            query=f'max by (horizontalpodautoscaler) ({SIGNALS["hpa_max"]}{{namespace="{ns}"}})',
+            start=min(start, end - 7 * 86400),
+            end=end,
+        )
+    ]
+
+
 def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
     """PromQL for the signals this Prometheus holds for the namespace (discovered names)."""
     names = facts.metric_names(f'{{namespace="{ns}"}}')
@@ -367,13 +384,17 @@ def metrics(goal: Goal, facts: Facts, ns: str, now: float) -> list[ToolCall]:
         )
     if SIGNALS["generation"] in names:
         rng("generation", f"max by (deployment) ({SIGNALS['generation']}{{{sel}}})")
-    return out + [
-        call(
-            "prom.range",
-            purpose=f"hpa_source:{source}",
-            query=f"count({source}{{{sel}}}) or vector(0)",
-            start=start,
-            end=end,
-        )
-        for source in hpa_sources(facts, ns, names)
-    ]
+    return (
+        out
+        + hpa_history(facts, ns, names, start, end)
+        + [
+            call(
+                "prom.range",
+                purpose=f"hpa_source:{source}",
+                query=f"count({source}{{{sel}}}) or vector(0)",
+                start=start,
+                end=end,
+            )
+            for source in hpa_sources(facts, ns, names)
+        ]
+    )

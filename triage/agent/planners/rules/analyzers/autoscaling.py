@@ -65,6 +65,35 @@ def _over_target(h: p.HPA) -> str | None:
     return None
 
 
+def _max_lowered(ctx: Ctx, h: p.HPA) -> str:
+    """'; maxReplicas was 20 until about 2 days ago, then 4 (its spec_max_replicas series)': the
+    bound's own history over the last week, when it was higher before."""
+    for ev in ctx.facts.purpose("hpa_max_history"):
+        for series in ev.data or []:
+            if (series.get("labels") or {}).get("horizontalpodautoscaler") != h["name"]:
+                continue
+            points = [
+                (float(t), float(v))
+                for t, v in series.get("values") or []
+                if isinstance(v, int | float)
+            ]
+            now_max = h["max_replicas"]
+            before = [(t, v) for t, v in points if now_max is not None and v > now_max]
+            if not before:
+                continue
+            was, until = before[-1][1], before[-1][0]
+            return (
+                f"; maxReplicas was {was:.0f} until about {_span(ctx.now - until)} ago and has "
+                f"been {now_max} since (kube_horizontalpodautoscaler_spec_max_replicas): the "
+                "bound was lowered, so the change that lowered it is what to undo"
+            )
+    return ""
+
+
+def _span(seconds: float) -> str:
+    return f"{seconds / 86400:.0f} days" if seconds >= 2 * 86400 else f"{seconds / 3600:.0f} h"
+
+
 def _first_metric(h: p.HPA) -> str:
     return _said(h["current_metrics"][0]) if h["current_metrics"] else "its metrics read nothing"
 
@@ -264,7 +293,8 @@ def hpas(ctx: Ctx) -> list[Finding]:
                 Finding(
                     cls=CauseClass.HPA_AT_MAX,
                     cause=f"HPA {h['name']} is held at maxReplicas {h['max_replicas']} (desired "
-                    f"{h['desired_replicas']}) while {load}: maxReplicas is too low for the load",
+                    f"{h['desired_replicas']}) while {load}: maxReplicas is too low for the load"
+                    + _max_lowered(ctx, h),
                     summary=f"HPA {h['name']} is pinned at maxReplicas {h['max_replicas']} under "
                     f"load",
                     impact=f"{target} cannot scale out further; latency and errors rise with load.",

@@ -239,11 +239,19 @@ def test_scenario_root_cause(
     name: str, loaded_scenarios, scenario_prometheus, control_plane, tmp_path: Path
 ) -> None:
     scenario = loaded_scenarios[name].scenario
+    extra: list[str] = []
+    payload = scenario.alert_payload()
+    if payload is not None:
+        # the alert the scenario fires comes with the question, as the bench sends it
+        alert_file = tmp_path / "alert.json"
+        alert_file.write_text(json.dumps(payload))
+        extra = ["--alert", str(alert_file)]
     code, out = investigate(
         scenario.rendered_question,
         control_plane.reader_kubeconfig,
         scenario_prometheus.url,
         tmp_path,
+        *extra,
     )
     draft = out["draft"]
     accepted = {scenario.expect.root_cause_class, *scenario.expect.also_accept}

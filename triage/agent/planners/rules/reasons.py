@@ -1066,10 +1066,6 @@ def _ago(ctx: Ctx, e: p.Event) -> str:
     return f" ({(ctx.now - at) / 60:.0f} min ago)" if at is not None else ""
 
 
-# The eviction API's refusal while a budget allows no disruption, as a drain relays it.
-_BUDGET_REFUSED = BUDGET_REFUSED
-
-
 def budgets_explained(ctx: Ctx) -> list[Claim | None]:
     """A PodDisruptionBudget over the asked-about pods whose refusals a drain logged: what
     the budget allows (maxUnavailable / minAvailable), what it allows now, and that the
@@ -1081,7 +1077,7 @@ def budgets_explained(ctx: Ctx) -> list[Claim | None]:
     refused = [
         e
         for e in [*events, *node_events]
-        if _BUDGET_REFUSED.search(str(e["message"]))
+        if BUDGET_REFUSED.search(str(e["message"]))
         and (
             e in events or f'"{ctx.ns}"' in str(e["message"]) or f" {ctx.ns} " in str(e["message"])
         )
@@ -1096,13 +1092,13 @@ def budgets_explained(ctx: Ctx) -> list[Claim | None]:
         ),
         key=lambda e: str(e["last_seen"]),
     )
-    asked = _BUDGET_REFUSED.search(ctx.goal.words)
+    asked = BUDGET_REFUSED.search(ctx.goal.words)
     if not budgets or not (refused or asked):
         return out
     for b in budgets:
         mine = [x for x in ctx.focus_pods if selects(b["selector"], x["labels"])]
-        if not mine:
-            continue
+        if not mine or b["allowed_disruptions"] < 1:
+            continue  # a budget that allows nothing now is not "doing its job" here
         bound = (
             f"maxUnavailable {b['max_unavailable']}"
             if b["max_unavailable"] is not None

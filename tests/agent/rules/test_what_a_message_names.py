@@ -19,7 +19,7 @@ from triage.agent.planners.rules import meanings, text
 from triage.agent.planners.rules.analyzers.metrics import _UNROUTED
 from triage.agent.planners.rules.analyzers.readiness import _LOOPBACK
 from triage.agent.planners.rules.analyzers.scheduling import _EXCEEDED, _LIMIT, _amount, _scaled
-from triage.agent.planners.rules.analyzers.workloads import _duration
+from triage.agent.planners.rules.analyzers.workloads import duration_words
 from triage.agent.planners.rules.reads import METRICS_API
 
 SERVER_ERRORS: list[tuple[str, int | None]] = [
@@ -159,7 +159,7 @@ def test_a_loopback_listen_address_is_read_from_the_servers_words(
 
 @given(st.integers(min_value=1, max_value=200_000))
 def test_a_deadline_is_said_in_the_unit_it_is_a_whole_number_of(seconds: int) -> None:
-    n, unit = _duration(seconds).split()
+    n, unit = duration_words(seconds).split()
     size = {"second": 1, "minute": 60, "hour": 3600}[unit.removesuffix("s")]
     assert int(n) * size == seconds
     assert unit.endswith("s") is (int(n) != 1)

@@ -27,6 +27,7 @@ from triage.agent.planners.rules.analyzers.dependencies import (
 )
 from triage.agent.planners.rules.analyzers.network import scaled_to_zero
 from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
+from triage.agent.planners.rules.analyzers.workloads import duration_words
 from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, series_values, workload_of
@@ -164,24 +165,29 @@ _SIZE_CAP = re.compile(
 def _size_cap(ctx: Ctx, claim: str) -> str:
     """The flag with which the claim's user bounds what it keeps on it
     ('--storage.tsdb.retention.size=45GB'), or ''."""
-    for pod in ctx.focus_pods:
-        if claim not in pod["claims"]:
-            continue
-        for c in pod["containers"]:
-            spec = c["spec"]
-            if spec is None:
-                continue
-            said = " ".join(
-                [
-                    *spec["command"],
-                    *spec["args"],
-                    *(f"--{e['name']}={e.get('value')}" for e in spec["env"]),
-                ]
-            )
-            m = _SIZE_CAP.search(said)
-            if m:
-                return f"{m.group('flag')}={m.group('v')}"
+    for spec in _claim_users(ctx, claim):
+        said = " ".join(
+            [
+                *spec["command"],
+                *spec["args"],
+                *(f"--{e['name']}={e.get('value')}" for e in spec["env"]),
+            ]
+        )
+        m = _SIZE_CAP.search(said)
+        if m:
+            return f"{m.group('flag')}={m.group('v')}"
     return ""
+
+
+def _claim_users(ctx: Ctx, claim: str) -> list[p.ContainerSpec]:
+    """The specs of the asked-about containers whose pods mount `claim`."""
+    return [
+        c["spec"]
+        for pod in ctx.focus_pods
+        if claim in pod["claims"]
+        for c in pod["containers"]
+        if c["spec"] is not None
+    ]
 
 
 _SIZE_WORD = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?\s?[kKmMgGtT][iI]?[bB]?)(?![\w])")
@@ -196,25 +202,17 @@ def _fixed_size(ctx: Ctx, claim: str, share: float) -> str:
     if not size:
         return ""
     used = share * size
-    for pod in ctx.focus_pods:
-        if claim not in pod["claims"]:
-            continue
-        for c in pod["containers"]:
-            spec = c["spec"]
-            if spec is None:
-                continue
-            words = [
-                *spec["args"],
-                *spec["command"],
-                *(f"{e['name']}={e.get('value')}" for e in spec["env"]),
-            ]
-            for w in words:
-                for m in _SIZE_WORD.finditer(w):
-                    value = quantities.size_bytes(m.group(1)) or quantities.quantity_bytes(
-                        m.group(1)
-                    )
-                    if value and abs(value - used) <= 0.1 * used:
-                        return w
+    for spec in _claim_users(ctx, claim):
+        words = [
+            *spec["args"],
+            *spec["command"],
+            *(f"{e['name']}={e.get('value')}" for e in spec["env"]),
+        ]
+        for w in words:
+            for m in _SIZE_WORD.finditer(w):
+                value = quantities.size_bytes(m.group(1)) or quantities.quantity_bytes(m.group(1))
+                if value and abs(value - used) <= 0.1 * used:
+                    return w
     return ""
 
 
@@ -511,13 +509,6 @@ def restarts_explained(ctx: Ctx) -> list[Claim | None]:
     return out
 
 
-def _span_words(seconds: float) -> str:
-    n = round(seconds)
-    if n and n % 3600 == 0:
-        return f"{n // 3600} hour" + ("s" if n // 3600 > 1 else "")
-    return f"{n // 60} min" if n % 60 == 0 else f"{n} s"
-
-
 def _recycled(
     ctx: Ctx, pod: p.Pod, c: p.Container, run: float, setting: tuple[str, float] | None
 ) -> Claim | None:
@@ -525,7 +516,7 @@ def _recycled(
     log, lid = ctx.facts.logs(ctx.ns, pod["name"], c["name"], True)
     ending = next((ln.strip() for ln in reversed(log) if ln.strip()), "") if lid else ""
     why = (
-        f"it ends itself after `{setting[0]}` ({_span_words(setting[1])}), "
+        f"it ends itself after `{setting[0]}` ({duration_words(round(setting[1]))}), "
         "the lifetime its own settings give it,"
         if setting
         else "its previous instance logged no failure before it ended,"

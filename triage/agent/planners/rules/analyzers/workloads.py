@@ -41,7 +41,8 @@ def _noted(annotations: dict[str, str]) -> str:
     return "; ".join(f"{k}: {v!r}" for k, v in list(annotations.items())[:3])
 
 
-def _duration(seconds: object) -> str:
+def duration_words(seconds: object) -> str:
+    """'1 hour', '90 minutes', '45 seconds': a whole number of seconds in its largest unit."""
     try:
         s = int(str(seconds))
     except ValueError:
@@ -79,7 +80,7 @@ def jobs(ctx: Ctx) -> list[Finding]:
             Finding(
                 cls=CauseClass.BAD_CONFIG,
                 cause=f"Job {job['name']} was stopped by its own activeDeadlineSeconds "
-                f"({job['active_deadline_s']}s = {_duration(job['active_deadline_s'])}): "
+                f"({job['active_deadline_s']}s = {duration_words(job['active_deadline_s'])}): "
                 f"{short(str(cond.get('message') or ''), 160)}; the Job controller ends the "
                 "run at that deadline whatever the program is doing, so the deadline is too "
                 "short for the work unless the work hangs" + takes,
@@ -117,7 +118,7 @@ def _run_takes(ctx: Ctx, deadline: int | None) -> tuple[str, str | None]:
         name = (ev.purpose or "").split(":", 1)[1]
         return (
             f"; its own duration series {name} says a run takes {low:.0f} to {high:.0f} s "
-            f"(about {_duration(int(high))}), more than the {deadline}s it is allowed",
+            f"(about {duration_words(int(high))}), more than the {deadline}s it is allowed",
             ev.id,
         )
     return "", None

@@ -1179,8 +1179,12 @@ def admission_warning_explained(ctx: Ctx) -> list[Claim | None]:
         link(
             None,
             f"The warning in the question is an admission warning, not an error: {what}"
-            + (f". {rolled}" if rolled else "")
-            + ". Nothing is blocked now; meeting the rule before it is enforced is a follow-up.",
+            + (
+                f". {rolled}. Nothing is blocked now; meeting the rule before it is enforced is "
+                "a follow-up."
+                if rolled
+                else ". Whether the workload has rolled out since is not known from what was read."
+            ),
             did,
             about=ctx.ref("Namespace", ctx.ns, ctx.ns),
         )

@@ -400,8 +400,13 @@ def check_by_class(api: ApiClient, scenario: Scenario) -> None:
         matching = list_pods(api, ns, spec.selector)
         assert matching, (scenario.name, spec.selector)
         # a pod that runs somewhere: a replacement still Pending (a NotReady node's pod evicted
-        # since the scenario loaded) has no log yet, and the one beside it has the scenario's
-        running = [p for p in matching if (p.get("spec") or {}).get("nodeName")]
+        # since the scenario loaded) has no log yet, and one being deleted (the last pod of an
+        # old ReplicaSet) may have lost it: the one beside it has the scenario's
+        running = [
+            p
+            for p in matching
+            if (p.get("spec") or {}).get("nodeName") and not p["metadata"].get("deletionTimestamp")
+        ]
         pod = (running or matching)[0]
         if spec.current:
             assert log(api, ns, pod, spec.container, False).strip()

@@ -1,5 +1,6 @@
 """`python -m tests.support.check_scenario FILE` checks a new file before it joins the corpus:
-the per-file rules of the corpus tests, said as messages a writer can act on."""
+the per-file rules of the corpus tests, said as messages a writer can act on, and a series
+given twice (which would stop the backfill of the whole corpus)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,7 @@ def test_a_name_taken_a_fact_in_the_question_and_a_type_clash_are_said() -> None
     )
     others = [s for s in CORPUS if s.name != with_metrics.name]
     assert any(f"{metric.name} is a {metric.type}" in m for m in file_problems(clash, others))
+    twice = _changed(
+        with_metrics, metrics=[metric.model_dump(by_alias=True, exclude_none=True)] * 2
+    )
+    assert any("given twice" in m for m in file_problems(twice, others))

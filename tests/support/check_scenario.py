@@ -4,8 +4,9 @@
 
 For each file: it validates (the format models), the per-file rules of the corpus tests hold
 (2-4 facts, 1-2 wrong causes, the question names the namespace and gives no fact away, no
-wrong phrase inside a fact), and, applied to the test control plane (started or reused), the
-cluster reaches the state the file claims. A failure prints what the namespace shows. The
+wrong phrase inside a fact, its metric series render once each and keep one type per name),
+and, applied to the test control plane (started or reused), the cluster reaches the state the
+file claims. A failure prints what the namespace shows. The
 scenario is unloaded afterwards unless --keep. Exit status: the number of files that failed.
 """
 
@@ -13,10 +14,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from tests.support.controlplane import ControlPlane
-from tests.support.scenario_format import Scenario, ScenarioError, load_scenario, load_scenarios
+from tests.support.observability import openmetrics_from_series
+from tests.support.scenario_format import (
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    load_scenarios,
+    scenario_series,
+)
 from tests.support.scenarios import SCENARIO_DIR, apply_scenario, namespace_report, unload_scenario
 
 
@@ -50,6 +59,10 @@ def file_problems(scenario: Scenario, corpus: list[Scenario]) -> list[str]:
         for fact in scenario.rendered_facts():
             if any(wrong.phrase.lower() in alt.lower() for alt in fact):
                 problems.append(f"wrong phrase {wrong.phrase!r} is inside a fact")
+    try:
+        openmetrics_from_series(scenario_series([scenario]), time.time())
+    except ValueError as e:  # a series given twice: the backfill of the whole corpus fails
+        problems.append(f"its metrics: {e}")
     return problems
 
 

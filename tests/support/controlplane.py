@@ -321,9 +321,11 @@ def control_plane() -> Iterator[ControlPlane]:
     """
     keep = os.environ.get(KEEP_ENV) == "1"
     cp = ControlPlane.start_or_reuse()
-    # A reused control plane gets the identities' current rights (the manifest may have grown).
-    identities = CONTROLPLANE_DIR / "manifests" / "20-identities.yaml"
-    cp.apply("triage-system", [d for d in yaml.safe_load_all(identities.read_text()) if d])
+    # A reused control plane gets the identities' current rights (the manifest may have grown)
+    # and the shared IngressClass.
+    for shared in ("20-identities.yaml", "30-ingress-classes.yaml"):
+        text = (CONTROLPLANE_DIR / "manifests" / shared).read_text()
+        cp.apply("triage-system", [d for d in yaml.safe_load_all(text) if d])
     yield cp
     if keep:
         cp.started_here = False  # release() then only unregisters this session

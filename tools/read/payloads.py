@@ -153,6 +153,9 @@ class Pod(TypedDict):
     # spec.imagePullSecrets by name (the ServiceAccount admission adds its account's): which
     # Secrets the kubelet pulls with; the Secrets themselves are never read
     pull_secrets: NotRequired[list[str]]
+    # spec.schedulerName when it is not the default kube-scheduler's (default-scheduler): only
+    # a scheduler of that name binds the pod, so where none runs it stays Pending, unevented
+    scheduler: NotRequired[str]
 
 
 class PodRef(TypedDict):

@@ -378,7 +378,7 @@ def pod(obj: Json) -> p.Pod:
     env_secrets = {e["secret"].split("/")[0] for c in refs for e in c["env"] if e.get("secret")} | {
         f.split(":", 1)[1] for c in refs for f in c["env_from"] if f.startswith("secret:")
     }
-    return {
+    shaped: p.Pod = {
         "name": str(meta.get("name")),
         "phase": status.get("phase"),
         "node": spec.get("nodeName"),
@@ -420,6 +420,10 @@ def pod(obj: Json) -> p.Pod:
             str(x.get("name")) for x in spec.get("imagePullSecrets") or [] if x.get("name")
         ][:8],
     }
+    scheduler = spec.get("schedulerName")
+    if scheduler and scheduler != "default-scheduler":
+        shaped["scheduler"] = clipped(scheduler)
+    return shaped
 
 
 # -- events, nodes -----------------------------------------------------------------------------

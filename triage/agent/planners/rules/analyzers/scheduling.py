@@ -23,7 +23,7 @@ from triage.agent.planners.rules.analyzers.network import nearest_labels
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
 from triage.agent.planners.rules.facts import Ref, selects, workload_of
-from triage.agent.planners.rules.reads import eligible, scarce_nodes, unhealthy, usable
+from triage.agent.planners.rules.reads import eligible, epoch, scarce_nodes, unhealthy, usable
 from triage.core.causes import CauseClass
 from triage.core.models import LinkRole
 
@@ -59,6 +59,10 @@ def pending(ctx: Ctx) -> list[Finding]:
         events, eid = ctx.facts.events_about(ctx.ns, pod["name"])
         failed = next((e for e in events if e["reason"] == "FailedScheduling"), None)
         if failed is None:
+            unclaimed = _no_scheduler(ctx, pod, ref, events)
+            if unclaimed is not None:
+                seen.add(str(ref))
+                out.append(unclaimed)
             continue
         seen.add(str(ref))
         msg = _first_sentence(str(failed["message"]))
@@ -95,16 +99,7 @@ def pending(ctx: Ctx) -> list[Finding]:
             ) + _ports_held(ctx, pod, ports, nodes)
             cls = CauseClass.UNSCHEDULABLE_PLACEMENT
         elif capacity and not _AFTER_FIT.search(msg):
-            largest = ""
-            if nodes:
-                keys = sorted({k for c in pod["containers"] for k in c["requests"]}) or [
-                    "cpu",
-                    "memory",
-                ]
-                largest = "; largest node allocatable: " + ", ".join(
-                    f"{k} {max((str(n['allocatable'].get(k, '0')) for n in nodes), key=_qty)}"
-                    for k in keys
-                )
+            largest = _room(ctx, pod, nodes)
             cause = (
                 f"no node can fit pod {pod['name']}: it requests "
                 f"{', '.join(f'{k} {v}' for k, v in requests.items()) or 'nothing'}{largest} "
@@ -155,6 +150,77 @@ def pending(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def _room(ctx: Ctx, pod: p.Pod, nodes: list[p.Node]) -> str:
+    """'; the node(s) its placement rules admit: pool-1 (cpu 3920m, hugepages-2Mi 0
+    allocatable)' when its rules leave a few nodes, else the largest allocatable of all."""
+    keys = sorted({k for c in pod["containers"] for k in c["requests"]}) or ["cpu", "memory"]
+    admitted = usable(ctx, pod, nodes)
+    if admitted and len(admitted) <= 3 and len(admitted) < len(nodes):
+        return "; the node(s) its placement rules admit: " + "; ".join(
+            f"{n['name']} ("
+            + ", ".join(f"{k} {n['allocatable'].get(k, '0')}" for k in keys)
+            + " allocatable)"
+            for n in admitted
+        )
+    if not nodes:
+        return ""
+    return "; largest node allocatable: " + ", ".join(
+        f"{k} {max((str(n['allocatable'].get(k, '0')) for n in nodes), key=_qty)}" for k in keys
+    )
+
+
+# How long an unbound pod may wait before "no scheduler acted on it" is said: a running
+# scheduler binds a pod or records FailedScheduling within seconds of its creation.
+_UNSCHEDULED_AFTER_S = 120.0
+
+
+def _no_scheduler(ctx: Ctx, pod: p.Pod, ref: Ref, events: list[p.Event]) -> Finding | None:
+    """A Pending pod that names a scheduler of its own (spec.schedulerName) and that, minutes
+    after its creation, is neither bound nor has any scheduling event: no scheduler of that
+    name is placing pods here. The default kube-scheduler takes only pods that name
+    default-scheduler (or nothing), so such a pod waits, silently, for one that never comes."""
+    name = pod.get("scheduler")
+    created = epoch(pod["created"])
+    if not name or created is None or ctx.now - created < _UNSCHEDULED_AFTER_S:
+        return None
+    if any(e["reason"] in ("Scheduled", "FailedScheduling", "Preempted") for e in events):
+        return None
+    pods, pods_id = ctx.facts.pods(ctx.ns)
+    waiting = [x for x in pods if x.get("scheduler") == name and not x["node"]]
+    placed = [x for x in pods if x["node"] and not x.get("scheduler")]
+    minutes = round((ctx.now - created) / 60)
+    others = (
+        f" (nor have the other {len(waiting) - 1} pods that name it)" if len(waiting) > 1 else ""
+    )
+    by_default = f", as it placed {placed[0]['name']}" if placed else ""
+    cause = (
+        f"pod {pod['name']} names spec.schedulerName {name}, and no scheduler of that name has "
+        f"acted on it: {minutes} min after its creation it is bound to no node and has no "
+        f"scheduling event, not even FailedScheduling{others}. The kube-scheduler "
+        f"(default-scheduler) places only pods that name it or no scheduler{by_default}; a pod "
+        "naming another waits Pending for that scheduler, which does not run here"
+    )
+    symptom = link(
+        S,
+        f"Pod {pod['name']} is Pending, bound to no node, with no scheduling event.",
+        pods_id,
+        about=ctx.pod_ref(pod),
+        facts=(fact("k8s.pods", f"[name={pod['name']}].phase", "eq", "Pending", namespace=ctx.ns),),
+    )
+    return Finding(
+        cls=CauseClass.UNSCHEDULABLE_PLACEMENT,
+        cause=cause,
+        summary=f"Pods of {ref.name} name scheduler {name}, which does not place them",
+        impact=f"Pods of {ref.name} stay Pending and never start.",
+        chain=chain(symptom, link(C, cause[0].upper() + cause[1:] + ".", pods_id, about=ref)),
+        explains={str(ref)},
+        follow_ups=[
+            f"Drop schedulerName {name} from the pod template (or set default-scheduler), or "
+            "deploy the scheduler it names"
+        ],
+    )
 
 
 def _scaled(value: int | str | None, replicas: int, default: str, *, up: bool) -> int:

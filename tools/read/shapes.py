@@ -164,8 +164,11 @@ def container_spec(c: Json) -> p.ContainerSpec:
                 {
                     "name": x.get("name"),
                     "port": x.get("containerPort"),
-                    # a host port is the node's (port, protocol): 514/UDP and 514/TCP differ
-                    "protocol": x.get("protocol") if x.get("hostPort") else None,
+                    # a host port is the node's (port, protocol): 514/UDP and 514/TCP differ;
+                    # a UDP or SCTP port is said too (a Service port forwards one protocol)
+                    "protocol": x.get("protocol")
+                    if x.get("hostPort") or x.get("protocol") not in (None, "TCP")
+                    else None,
                     "host_port": x.get("hostPort"),
                 },
                 ("name", "port", "protocol", "host_port"),

@@ -153,6 +153,69 @@ def crossed_finding(
     )
 
 
+def _other_protocol(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, Any] | None:
+    """(service port, container port) when a Service port's targetPort reaches, by number
+    or name, only container ports of another protocol (the Service port says TCP, unset
+    means TCP, and the container listens on UDP 9125): kube-proxy forwards the Service
+    port's protocol only, so the other protocol's traffic to the ClusterIP goes nowhere."""
+    declared = [
+        x
+        for pod in matched[:1]
+        for c in pod["containers"]
+        for x in (c["spec"]["ports"] if c["spec"] else [])
+    ]
+    for port in svc["ports"]:
+        target, mine = port.get("targetPort"), str(port.get("protocol") or "TCP")
+        if target is None:
+            continue
+        reached = [x for x in declared if str(target) in (str(x.get("port")), x.get("name"))]
+        if not reached or any(str(x.get("protocol") or "TCP") == mine for x in reached):
+            continue
+        served = {  # DNS's 53: a TCP and a UDP Service port to the same listener
+            str(y.get("protocol") or "TCP") for y in svc["ports"] if y.get("targetPort") == target
+        }
+        if not any(str(x.get("protocol") or "TCP") in served for x in reached):
+            return port, reached[0]
+    return None
+
+
+def _protocol_finding(
+    ctx: Ctx,
+    svc: p.Service,
+    other: tuple[Any, Any],
+    eid: str | None,
+    sid: str | None,
+    pods_id: str | None,
+) -> Finding:
+    port, reached = other
+    mine, theirs = str(port.get("protocol") or "TCP"), str(reached.get("protocol") or "TCP")
+    ref = ctx.ref("Service", svc["name"])
+    listener = f"{reached.get('name')} ({reached.get('port')}/{theirs})"
+    cause = (
+        f"Service {svc['name']}'s port {port.get('port')}"
+        + (f" ({port['name']})" if port.get("name") else "")
+        + f" has protocol {mine}"
+        + (" (a port that names none defaults to TCP)" if mine == "TCP" else "")
+        + f", while the container port it targets is {listener}: the Service forwards {mine} "
+        f"only, so the {theirs} traffic clients send to {svc['name']}:{port.get('port')} "
+        "reaches no pod"
+        + (" — and UDP gets no error back, so the senders do not notice" if theirs == "UDP" else "")
+    )
+    return Finding(
+        cls=CauseClass.SERVICE_PORT_MISMATCH,
+        cause=cause,
+        summary=f"Service {svc['name']} forwards {mine} where its pods listen on {theirs}",
+        impact=f"{theirs} traffic to Service {svc['name']} port {port.get('port')} is lost.",
+        chain=chain(
+            link(S, f"Service {svc['name']} has ready endpoints.", eid, about=ref),
+            link(C, cause + ".", sid, pods_id, about=ref),
+        ),
+        strength=Strength.INFERRED,
+        explains={str(ref)},
+        follow_ups=[f"Set protocol: {theirs} on {svc['name']} port {port.get('port')}."],
+    )
+
+
 def _port_mismatch(
     ctx: Ctx,
     svc: p.Service,
@@ -171,6 +234,9 @@ def _port_mismatch(
     crossed = crossed_port(svc, matched) if has_endpoints else None
     if crossed is not None and ready_pods:
         return crossed_finding(ctx, svc, crossed, eid, sid, pods_id)
+    other = _other_protocol(svc, matched) if ready_pods else None
+    if other is not None:
+        return _protocol_finding(ctx, svc, other, eid, sid, pods_id)
     bad = [
         x
         for x in svc["ports"]

@@ -152,12 +152,21 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
             facts = ()
         elif (unfit := _no_volume_fits(ctx, claim)) is not None:
             cause, vid = unfit
+            if sc == "":  # the class it asks for is why only such volumes are weighed
+                cause = _classless(claim, classes) + "; " + cause[0].lower() + cause[1:]
             facts = ()
             advice = (
                 "Give the volume what the claim asks for (capacity, access modes), or ask "
                 "for what the volume has."
             )
             sid = vid or sid
+        elif sc == "":
+            cause = _classless(claim, classes) + ", and none is there"
+            facts = ()
+            advice = (
+                'Drop storageClassName "" (a chart\'s storageClass "-" writes it) so the '
+                "default class provisions the volume, or create a matching volume."
+            )
         else:
             cause = (
                 f"claim {claim['name']} (StorageClass {sc}) has no volume and nothing "
@@ -223,6 +232,21 @@ def pvc_pending(ctx: Ctx) -> list[Finding]:
             )
         )
     return out
+
+
+def _classless(claim: p.PVC, classes: list[p.StorageClass]) -> str:
+    """What storageClassName "" means (a chart's storageClass "-" writes it)."""
+    default = next((c["name"] for c in classes if c["default"]), None)
+    return (
+        f'claim {claim["name"]} sets storageClassName "" (an empty class, not an unset one), '
+        "which turns dynamic provisioning off"
+        + (
+            f" (the default StorageClass {default} would provision it were the field left out)"
+            if default
+            else ""
+        )
+        + ": it binds only to an existing PersistentVolume that has no class either"
+    )
 
 
 _LIVENESS_WORDS = ("active", "up", "ready", "connected", "running", "healthy")

@@ -12,6 +12,10 @@ import os
 
 import pytest
 
+# the class checks are plain asserts shared with tests.support.check_scenario: rewritten, a
+# failure shows the values
+pytest.register_assert_rewrite("tests.support.class_checks")
+
 pytest_plugins: list[str] = [
     "tests.support.controlplane",
     "tests.support.observability",

@@ -6,8 +6,9 @@ For each file: it validates (the format models), the per-file rules of the corpu
 (2-4 facts, 1-2 wrong causes, the question names the namespace and gives no fact away, no
 wrong phrase inside a fact, its metric series render once each and keep one type per name),
 and, applied to the test control plane (started or reused), the cluster reaches the state the
-file claims. A failure prints what the namespace shows. The
-scenario is unloaded afterwards unless --keep. Exit status: the number of files that failed.
+file claims and shows what its root cause class means in the API (the corpus test's
+`check_by_class`). A failure prints what the namespace shows. The scenario is unloaded
+afterwards unless --keep. Exit status: the number of files that failed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from tests.support.class_checks import check_by_class
 from tests.support.controlplane import ControlPlane
 from tests.support.observability import openmetrics_from_series
 from tests.support.scenario_format import (
@@ -99,14 +102,30 @@ def _check(control_plane: ControlPlane, files: list[Path], *, keep: bool) -> int
             continue
         try:
             apply_scenario(control_plane, scenario, reuse=False)
+            with control_plane.api_client() as api:
+                shown = _class_shown(api, scenario)
         except ScenarioError as e:
             print(f"FAIL {scenario.name}: {e}\n{namespace_report(control_plane, scenario)}")
             failed += 1
         else:
-            print(f"ok   {scenario.name}: reached its claimed state")
+            if shown:
+                print(f"FAIL {scenario.name}: {shown}\n{namespace_report(control_plane, scenario)}")
+                failed += 1
+            else:
+                print(f"ok   {scenario.name}: reached its claimed state")
         if not keep:
             unload_scenario(control_plane, scenario)
     return failed
+
+
+def _class_shown(api: Any, scenario: Scenario) -> str:
+    """Empty when the cluster shows what the scenario's class means, else what it lacks."""
+    try:
+        check_by_class(api, scenario)
+    except AssertionError as e:
+        cls = scenario.expect.root_cause_class.value
+        return f"the cluster does not show what {cls} means in the API: {e or 'see check_by_class'}"
+    return ""
 
 
 if __name__ == "__main__":

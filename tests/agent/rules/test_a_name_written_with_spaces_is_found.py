@@ -81,5 +81,8 @@ def test_words_across_punctuation_or_naming_nothing_stay_words(
     facts = _facts({"k8s.cronjobs": [name]})
     # a comma between the words: they were not written as one name
     assert ("CronJob", name) not in _asked(frame.format(", ".join(parts)), facts)
-    # words that spell no listed name resolve to nothing
-    assert _asked(frame.format(" ".join(reversed(parts))), facts) == set()
+    # words that spell no listed name resolve to nothing (unless the frame's own words spell
+    # it: "is {}" around "a0 is" reads "is a0 is", which does write is-a0)
+    reversed_words = frame.format(" ".join(reversed(parts)))
+    assume(" ".join(parts) not in reversed_words)
+    assert _asked(reversed_words, facts) == set()

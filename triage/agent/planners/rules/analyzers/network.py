@@ -89,17 +89,23 @@ def _target_port_fact(ctx: Ctx, svc: p.Service, port: Any, ns: str | None = None
     )
 
 
-def crossed_port(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, str, Any, Any] | None:
-    """(service port, its name, the container port its targetPort reaches, the container
-    port of the same name) when a Service port named like one of the container's ports
-    (http) forwards to another of them (metrics): the endpoints exist and answer, but from
-    the wrong listener."""
-    declared = [
+def _declared_ports(matched: list[p.Pod]) -> list[p.ContainerPort]:
+    """The container ports the first matched pod declares (the pods of one selector share a
+    template)."""
+    return [
         x
         for pod in matched[:1]
         for c in pod["containers"]
         for x in (c["spec"]["ports"] if c["spec"] else [])
     ]
+
+
+def crossed_port(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, str, Any, Any] | None:
+    """(service port, its name, the container port its targetPort reaches, the container
+    port of the same name) when a Service port named like one of the container's ports
+    (http) forwards to another of them (metrics): the endpoints exist and answer, but from
+    the wrong listener."""
+    declared = _declared_ports(matched)
     by_name = {str(x.get("name")): x for x in declared if x.get("name")}
     by_number = {str(x.get("port")): x for x in declared}
     for port in svc["ports"]:
@@ -158,12 +164,7 @@ def _other_protocol(svc: p.Service, matched: list[p.Pod]) -> tuple[Any, Any] | N
     or name, only container ports of another protocol (the Service port says TCP, unset
     means TCP, and the container listens on UDP 9125): kube-proxy forwards the Service
     port's protocol only, so the other protocol's traffic to the ClusterIP goes nowhere."""
-    declared = [
-        x
-        for pod in matched[:1]
-        for c in pod["containers"]
-        for x in (c["spec"]["ports"] if c["spec"] else [])
-    ]
+    declared = _declared_ports(matched)
     for port in svc["ports"]:
         target, mine = port.get("targetPort"), str(port.get("protocol") or "TCP")
         if target is None:
@@ -252,9 +253,7 @@ def _port_mismatch(
     declared = ", ".join(
         sorted(
             f"{x.get('name')} ({x.get('port')})" if x.get("name") else str(x.get("port"))
-            for pod in matched[:1]
-            for c in pod["containers"]
-            for x in (c["spec"]["ports"] if c["spec"] else [])
+            for x in _declared_ports(matched)
         )
     )
     what = (

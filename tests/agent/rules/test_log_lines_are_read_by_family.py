@@ -95,6 +95,11 @@ WORDINGS: list[tuple[str, Family | None]] = [
     ('exec: "server": executable file not found in $PATH', Family.COMMAND),
     ("flag provided but not defined: -listen-addr", Family.COMMAND),
     ('ERROR:  relation "orders" does not exist at character 15', Family.SCHEMA),
+    # Flyway's validate and repair wordings, golang-migrate's dirty version, Liquibase's lock
+    ("ERROR: Validate failed: Migrations have failed validation", Family.SCHEMA),
+    ("Migration checksum mismatch for migration version 3", Family.SCHEMA),
+    ("error: Dirty database version 17. Fix and force version.", Family.SCHEMA),
+    ("Waiting for changelog lock.... Database has migration lock", Family.SCHEMA),
     ("Error: DATABASE_URL is required", Family.CONFIG),
     ("FATAL: DATABASE_URL is invalid: missing host", Family.CONFIG),
     ("config: LISTEN_ADDR malformed, expected host:port", Family.CONFIG),
@@ -105,6 +110,10 @@ WORDINGS: list[tuple[str, Family | None]] = [
     # Everyday lines are in no family: a planner that quotes them has misread the log.
     ('10.1.2.3 - - "GET /healthz HTTP/1.1" 200 2 "-" "kube-probe/1.31"', None),
     ("connected to postgres at orders-db:5432", None),
+    # a migration tool's banner and its success lines say nothing failed
+    ("Flyway OSS Edition 10.17.3 by Redgate", None),
+    ('Successfully applied 2 migrations to schema "public", now at version v9', None),
+    ("Liquibase: Update has been successful. Rows affected: 4", None),
     ("Started ServerConnector@3c1a{HTTP/1.1}{0.0.0.0:8080}", None),
     ('level=info msg="cache warmed" items=10000', None),
     # a setting named for a timeout is not a timeout (Hazelcast's discovery properties)

@@ -110,9 +110,12 @@ _FAMILIES: tuple[tuple[Family, re.Pattern[str]], ...] = (
     (
         Family.SCHEMA,
         re.compile(
-            r"migration .*fail|failed migration|relation \S+ does not exist|column \S+ does not "
-            r"exist|Table '\S+' doesn't exist|flyway|liquibase|SchemaMigration|"
-            r"no such table|Unknown column",
+            # what a migration tool says when it fails, not its name: Flyway's banner
+            # ("Flyway OSS Edition 10.17.3 by Redgate") is printed on every start
+            r"migrations? .*fail|failed migration|checksum mismatch|migration lock|"
+            r"cannot run migrations|PendingMigrationError|Dirty database version|"
+            r"relation \S+ does not exist|column \S+ does not "
+            r"exist|Table '\S+' doesn't exist|no such table|Unknown column",
             re.I,
         ),
     ),

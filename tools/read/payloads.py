@@ -374,6 +374,9 @@ class Job(TypedDict):
     owner: Owner | None
     backoff_limit: int
     active_deadline_s: int | None
+    # ttlSecondsAfterFinished, when set: a finished Job is kept (and counted by a
+    # count/jobs.batch quota) until deleted without it
+    ttl_after_finished_s: NotRequired[int]
     active: int
     succeeded: int
     failed: int

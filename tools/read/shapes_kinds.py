@@ -121,7 +121,7 @@ def job(obj: Json) -> p.Job:
     meta = obj.get("metadata", {})
     spec = obj.get("spec", {})
     status = obj.get("status", {})
-    return {
+    out: p.Job = {
         "name": str(meta.get("name")),
         "created": meta.get("creationTimestamp"),
         "owner": owner(meta),
@@ -135,6 +135,9 @@ def job(obj: Json) -> p.Job:
         "conditions": conditions(status),
         "template": template(spec.get("template") or {}),
     }
+    if spec.get("ttlSecondsAfterFinished") is not None:
+        out["ttl_after_finished_s"] = int(spec["ttlSecondsAfterFinished"])
+    return out
 
 
 def cronjob(obj: Json) -> p.CronJob:

@@ -13,12 +13,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import re
 from collections import Counter
 
 from tools.read import payloads as p
-from triage.agent.planners.rules import quantities
+from triage.agent.planners.rules import quantities, text
 from triage.agent.planners.rules.analyzers.network import nearest_labels
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
@@ -718,6 +720,76 @@ def create_failures(ctx: Ctx) -> list[Finding]:
         if finding is not None:
             seen.add(str(ref))
             out.append(finding)
+    return out + [f for f in _refusals_logged(ctx) if not (f.explains & seen)]
+
+
+# How the apiserver words a refused create to any client: `jobs.batch "x" is forbidden: …`.
+_REFUSED_CREATE = re.compile(r"(?P<resource>[a-z][a-z0-9.]*) \"(?P<obj>[^\"]+)\" is forbidden: ")
+
+
+def _refusal_in(line: str) -> str | None:
+    """The apiserver's refusal a log line quotes, from where it names the object: in a
+    structured (JSON) line, the field that holds it, without what the line carries besides."""
+    fields: list[str] = [line]
+    if line.lstrip().startswith("{"):
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(line)
+            if isinstance(parsed, dict):
+                fields = [v for v in parsed.values() if isinstance(v, str)]
+    for value in fields:
+        m = _REFUSED_CREATE.search(value)
+        if m is not None:
+            return value[m.start() :]
+    return None
+
+
+def _refusals_logged(ctx: Ctx) -> list[Finding]:
+    """A refusal an application logged for an object it creates itself (a dispatcher that
+    makes a Job per request): the apiserver answers it with the same words it gives a
+    controller, which a controller records as FailedCreate and an application only logs.
+    Read with the same quota and admission rules as the event (a LimitRange judges pods,
+    which a controller creates, so it is not among them)."""
+    out: list[Finding] = []
+    for ev in ctx.facts.all("k8s.logs"):
+        if not ev.ok or ev.args.get("namespace") != ctx.ns or ev.args.get("previous"):
+            continue
+        pod_name = str(ev.args.get("pod"))
+        pod = next((x for x in ctx.facts.pods(ctx.ns)[0] if x["name"] == pod_name), None)
+        if pod is None:
+            continue
+        # the latest refusal: what the apiserver says now
+        for ln in reversed(text.lines_of([str(x) for x in ev.data or []][-200:])):
+            said = _refusal_in(ln.text)
+            if said is None:
+                continue
+            m = _REFUSED_CREATE.match(said)
+            if m is None or m.group("resource") in ("pods", "pod"):
+                continue  # pods are a controller's, whose own event says it
+            ref = ctx.workload_ref(pod)
+            made = m.group("resource")
+            symptom = link(
+                S,
+                f"{pod_name}'s log: {short(ln.text, 300)}",
+                ev.id,
+                about=ref,
+                facts=(
+                    fact(
+                        "k8s.logs",
+                        "",
+                        "contains",
+                        ln.text[:120],
+                        namespace=ctx.ns,
+                        pod=pod_name,
+                        container=ev.args.get("container"),
+                    ),
+                ),
+            )
+            finding = _quota(ctx, ref, said, symptom, made=made) or _admission(
+                ctx, ref, said, symptom, made=made
+            )
+            if finding is not None:
+                out.append(finding)
+                break
     return out
 
 
@@ -748,7 +820,11 @@ def _scoped(quota: p.ResourceQuota | None, ref: Ref) -> str:
     return f"; its scope counts only {counted} — which {ref.name}'s pods are"
 
 
-def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
+def _quota(
+    ctx: Ctx, ref: Ref, message: str, symptom: object, *, made: str = "pods"
+) -> Finding | None:
+    """`made`: what `ref` creates and the quota refuses (a controller's pods, or the objects
+    an application creates itself: jobs.batch)."""
     m = _QUOTA.search(message)
     if m is None:
         return None
@@ -786,21 +862,32 @@ def _quota(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
                 f"(requests and limits), or add a LimitRange with defaults to {ctx.ns}."
             ],
         )
+    new = f"the new pods of {ref.name}" if made == "pods" else f"the {made} {ref.name} creates"
+    held = _used_by(ctx, message)
     cause = (
-        f"ResourceQuota {name} in {ctx.ns} rejects the new pods of {ref.name}: "
+        f"ResourceQuota {name} in {ctx.ns} rejects {new}: "
         f"{short(message.rsplit('forbidden:', maxsplit=1)[-1], 200)}"
         + (f" (used/hard: {usage})" if usage else "")
         + _scoped(quota, ref)
-        + _used_by(ctx, message)
+        + held
     )
+    fix = f"Raise ResourceQuota {name} or lower the requests of {ref.name}."
+    if "still count" in held:
+        fix = (
+            f"Delete the finished Jobs that hold ResourceQuota {name} and give the Jobs a "
+            "ttlSecondsAfterFinished (or raise the quota)."
+        )
     return Finding(
         cls=CauseClass.QUOTA_EXCEEDED,
         cause=cause,
-        summary=f"{ref.name} cannot create pods: quota {name} is exhausted",
-        impact=f"{ref.name} cannot roll out or scale; existing pods keep running.",
+        summary=f"{ref.name} cannot create {made}: quota {name} is exhausted",
+        impact=f"{ref.name} cannot roll out or scale; existing pods keep running."
+        if made == "pods"
+        else f"{ref.name} cannot create the {made} its work needs; what it already runs keeps "
+        "running.",
         chain=chain(symptom, link(C, cause[0].upper() + cause[1:] + ".", qid, about=ref)),  # type: ignore[arg-type]
         explains={str(ref)},
-        follow_ups=[f"Raise ResourceQuota {name} or lower the requests of {ref.name}."],
+        follow_ups=[fix],
     )
 
 
@@ -863,6 +950,7 @@ def _counted_by(ctx: Ctx, what: str) -> str:
     are deleted: a Job kept by no TTL holds its slot) or its live pods, per owner."""
     held: Counter[str] = Counter()
     finished: Counter[str] = Counter()
+    kept: Counter[str] = Counter()  # finished, and no TTL will ever delete them
     if what == "count/jobs.batch":
         for job in ctx.facts.jobs(ctx.ns)[0]:
             # a Job no CronJob owns is named by whoever made it: its name less the suffix
@@ -874,15 +962,26 @@ def _counted_by(ctx: Ctx, what: str) -> str:
                 for c in job["conditions"]
             )
             finished[owner] += int(done)
+            kept[owner] += int(done and "ttl_after_finished_s" not in job)
     else:
         for pod in ctx.facts.pods(ctx.ns)[0]:
             if pod["phase"] not in ("Succeeded", "Failed"):
                 held[workload_of(pod)[1]] += 1
     if not held:
         return ""
+
+    def finished_words(name: str) -> str:
+        if not finished[name]:
+            return ""
+        if kept[name] == finished[name]:
+            return (
+                f" ({finished[name]} finished Jobs with no ttlSecondsAfterFinished: never "
+                "deleted, they still count)"
+            )
+        return f" ({finished[name]} finished, still counted)"
+
     return f"; {what} is held by " + ", ".join(
-        f"{name} {n}" + (f" ({finished[name]} finished, still counted)" if finished[name] else "")
-        for name, n in held.most_common(4)
+        f"{name} {n}{finished_words(name)}" for name, n in held.most_common(4)
     )
 
 
@@ -1019,24 +1118,27 @@ def _template_of(ctx: Ctx, ref: Ref) -> p.PodTemplate | None:
     return next((template for name, template in templates if name == ref.name), None)
 
 
-def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | None:
+def _admission(
+    ctx: Ctx, ref: Ref, message: str, symptom: object, *, made: str = "pods"
+) -> Finding | None:
     denied = _WEBHOOK_DENIED.search(message)
     failed = _WEBHOOK_FAILED.search(message)
     policy = _POLICY.search(message)
     if not (denied or failed or policy):
         return None
     hooks, wid = ctx.facts.webhooks()
+    theirs = f"{ref.name}'s pods" if made == "pods" else f"the {made} {ref.name} creates"
     images = _template_images(ctx, ref)
     denied_what = f" (its pod template's images: {', '.join(images)})" if images else ""
     if policy:
         cause = (
-            f"ValidatingAdmissionPolicy {policy.group('policy')} denies {ref.name}'s pods: "
+            f"ValidatingAdmissionPolicy {policy.group('policy')} denies {theirs}: "
             f"{short(policy.group('why'), 200)}{denied_what}"
         )
         links = [symptom, link(C, cause + ".", ctx.facts.warnings(ctx.ns)[1], about=ref)]
     elif denied:
         cause = (
-            f"admission webhook {denied.group('hook')} denies {ref.name}'s pods: "
+            f"admission webhook {denied.group('hook')} denies {theirs}: "
             f"{short(denied.group('why'), 200)}{denied_what}"
         )
         hook = next((h for h in hooks if h["name"] == denied.group("hook")), None)
@@ -1068,7 +1170,7 @@ def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | N
         policy_text = f" and failurePolicy {hook['failure_policy']}" if hook else ""
         cause = (
             f"admission webhook {name} cannot be called{eps_text}{policy_text}, so the "
-            f"apiserver refuses {ref.name}'s pods (it fails closed): {short(message, 160)}"
+            f"apiserver refuses {theirs} (it fails closed): {short(message, 160)}"
         )
         links = [
             symptom,
@@ -1093,8 +1195,10 @@ def _admission(ctx: Ctx, ref: Ref, message: str, symptom: object) -> Finding | N
     return Finding(
         cls=CauseClass.ADMISSION_WEBHOOK,
         cause=cause,
-        summary=f"{ref.name} cannot create pods: admission refuses them",
-        impact=f"{ref.name} cannot roll out, scale or replace pods.",
+        summary=f"{ref.name} cannot create {made}: admission refuses them",
+        impact=f"{ref.name} cannot roll out, scale or replace pods."
+        if made == "pods"
+        else f"{ref.name} cannot create the {made} its work needs.",
         chain=chain(*links),  # type: ignore[arg-type]
         strength=Strength.STATED,
         explains={str(ref)},

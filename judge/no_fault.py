@@ -13,6 +13,7 @@ run) was measured and found absent (judge/symptoms.py); and what the user asked 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
@@ -73,7 +74,36 @@ def _bad_conditions(reads: Reads, ns: str) -> list[tuple[str, str]]:
             bad.append(
                 (f"HorizontalPodAutoscaler/{ns}/{h['name']}", "at its maximum, wanting more")
             )
+    for q in reads.items("k8s.resource_quotas", namespace=ns) or []:
+        full = _used_up(q)
+        if full:
+            what = f"used up ({full}): the next create is refused"
+            bad.append((f"ResourceQuota/{ns}/{q['name']}", what))
     return bad
+
+
+_QUANTITY = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<u>m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+_SCALE = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_SCALE |= {f"{u}i": 1024.0 ** (i + 1) for i, u in enumerate("KMGTPE")}
+
+
+def _amount(quantity: object) -> float | None:
+    """A Kubernetes quantity as the apiserver writes it in a quota's status ("20", "500m",
+    "8Gi"), as a number."""
+    m = _QUANTITY.match(str(quantity).strip())
+    return float(m["n"]) * _SCALE.get(m["u"] or "", 1.0) if m else None
+
+
+def _used_up(quota: Json) -> str:
+    """'count/jobs.batch 20/20' for the first resource whose use has reached its hard limit:
+    the quota admission refuses whatever asks for more of it (an object-count at its limit
+    refuses the next object). A hard limit of 0 forbids the thing by policy: not used up."""
+    used = quota.get("used") or {}
+    for resource, hard in (quota.get("hard") or {}).items():
+        h, u = _amount(hard), _amount(used.get(resource))
+        if h and u is not None and u >= h:
+            return f"{resource} {used[resource]}/{hard}"
+    return ""
 
 
 def _waiting_for_consumer(reads: Reads, ns: str, claims: list[Json]) -> set[str]:

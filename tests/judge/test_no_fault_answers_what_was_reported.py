@@ -118,6 +118,7 @@ class Cluster:
         self.policies = policies or []
         self.claims: list[dict[str, Any]] = []
         self.classes: list[dict[str, Any]] = []
+        self.quotas: list[dict[str, Any]] = []
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         data: Any = []
@@ -139,6 +140,8 @@ class Cluster:
             data = self.claims
         elif name == "k8s.storage_classes":
             data = self.classes
+        elif name == "k8s.resource_quotas":
+            data = self.quotas
         elif name == "prom.metric_names":
             data = ["http_request_duration_seconds_sum", "http_request_duration_seconds_count"]
             data = data if self.latency is not None else []
@@ -316,6 +319,32 @@ def test_a_claim_waiting_for_its_first_consumer_is_no_fault_and_any_other_pendin
     cluster.classes = [{"name": "gp3", "binding_mode": "Immediate"}]
     missing = _no_fault("is anything wrong with api?", cluster)
     assert any("PersistentVolumeClaim scratch is Pending" in m for m in missing)
+
+
+def _quota(hard: dict[str, str], used: dict[str, str]) -> dict[str, Any]:
+    return {"name": "guardrails", "hard": hard, "used": used, "scopes": []}
+
+
+@pytest.mark.parametrize(
+    ("hard", "used", "full"),
+    [
+        # an object count at its limit: the next Job, ConfigMap, ... is refused
+        ({"count/jobs.batch": "20", "pods": "40"}, {"count/jobs.batch": "20", "pods": "3"}, True),
+        # the apiserver writes used and hard in their own units
+        ({"requests.cpu": "2"}, {"requests.cpu": "2000m"}, True),
+        ({"requests.memory": "8Gi"}, {"requests.memory": "9Gi"}, True),  # lowered under use
+        ({"requests.cpu": "4", "pods": "10"}, {"requests.cpu": "3500m", "pods": "9"}, False),
+        # a hard limit of 0 forbids by policy (no LoadBalancer Services here): nothing used up
+        ({"services.loadbalancers": "0"}, {"services.loadbalancers": "0"}, False),
+    ],
+)
+def test_a_quota_used_up_is_a_fault_no_fault_must_explain(
+    hard: dict[str, str], used: dict[str, str], full: bool
+) -> None:
+    cluster = Cluster(FLAT, FLAT, [])
+    cluster.quotas = [_quota(hard, used)]
+    missing = _no_fault("exports are stuck on queued, api looks fine", cluster)
+    assert any("ResourceQuota guardrails is used up" in m for m in missing) == full
 
 
 def _cron(schedule: str, last: str | None) -> dict[str, Any]:

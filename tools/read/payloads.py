@@ -519,6 +519,9 @@ class PDB(TypedDict):
     current_healthy: int
     desired_healthy: int
     expected_pods: int
+    # spec.unhealthyPodEvictionPolicy when set (IfHealthyBudget when not): whether a Running
+    # pod that is not Ready may be evicted while the budget is not met
+    unhealthy_policy: NotRequired[str]
 
 
 class PolicyRule(TypedDict, total=False):

@@ -229,7 +229,7 @@ def pdb(obj: Json) -> p.PDB:
     meta = obj.get("metadata", {})
     spec = obj.get("spec", {})
     status = obj.get("status", {})
-    return {
+    out: p.PDB = {
         "name": str(meta.get("name")),
         "selector": selector(spec),
         "min_available": spec.get("minAvailable"),
@@ -239,6 +239,9 @@ def pdb(obj: Json) -> p.PDB:
         "desired_healthy": status.get("desiredHealthy") or 0,
         "expected_pods": status.get("expectedPods") or 0,
     }
+    if spec.get("unhealthyPodEvictionPolicy"):
+        out["unhealthy_policy"] = str(spec["unhealthyPodEvictionPolicy"])
+    return out
 
 
 # -- networking ------------------------------------------------------------------------------

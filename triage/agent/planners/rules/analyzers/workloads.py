@@ -809,6 +809,28 @@ def _not_headless(
     )
 
 
+def _if_healthy(pdb: p.PDB, pods: list[p.Pod]) -> str:
+    """Why even the pods that serve nothing are not evicted: under unhealthyPodEvictionPolicy
+    IfHealthyBudget (the default when unset) a Running pod that is not Ready may be evicted
+    only while the budget is met (currentHealthy >= desiredHealthy); AlwaysAllow lets such a
+    pod go whatever the budget says."""
+    policy = pdb.get("unhealthy_policy")
+    unready = [x for x in pods if x["phase"] == "Running" and not x["ready"]]
+    if policy == "AlwaysAllow" or not unready or pdb["current_healthy"] >= pdb["desired_healthy"]:
+        return ""
+    said = (
+        f"unhealthyPodEvictionPolicy {policy}"
+        if policy
+        else ("no unhealthyPodEvictionPolicy, so IfHealthyBudget (the default) applies")
+    )
+    return (
+        f"; the budget sets {said}: a Running pod that is not Ready ({len(unready)} of them "
+        f"here) may be evicted only while the budget is met (currentHealthy "
+        f"{pdb['current_healthy']} >= desiredHealthy {pdb['desired_healthy']}), which it is "
+        "not, so even the pods that serve nothing are refused — AlwaysAllow would let them go"
+    )
+
+
 def _unhealthy(pods: list[p.Pod], healthy: int, count: int) -> str:
     """'; seat-map-api-7f-x is not healthy (api: CrashLoopBackOff, 14 restarts, image …:2.8.0)':
     the pods the budget does not count as healthy, and why, when some are not — that, not the
@@ -878,6 +900,7 @@ def pdbs(ctx: Ctx) -> list[Finding]:
             f"({pdb['current_healthy']} healthy)"
             + (lone if count == 1 else "")
             + _unhealthy(pods, pdb["current_healthy"], count)
+            + _if_healthy(pdb, pods)
             + " and the budget needs them all, so "
             f"evicting any of {ref.name}'s pods is refused and the drain of "
             f"{', '.join(on) or 'the node'} cannot finish" + _spans(ctx, pdb, ctx.ns)
@@ -919,7 +942,12 @@ def pdbs(ctx: Ctx) -> list[Finding]:
                     ),
                 ),
                 explains={str(ref)},
-                follow_ups=[f"Scale {ref.name} up first, or relax {pdb['name']} for the drain."],
+                follow_ups=[
+                    f"Set unhealthyPodEvictionPolicy: AlwaysAllow on {pdb['name']}, so pods "
+                    "that are Running but not Ready may be evicted."
+                    if _if_healthy(pdb, pods)
+                    else f"Scale {ref.name} up first, or relax {pdb['name']} for the drain."
+                ],
             )
         )
     overlap = _overlapping_budgets(ctx, budgets, bid, events, eid, cordoned, nid)

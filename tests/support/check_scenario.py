@@ -4,7 +4,8 @@
 
 For each file: it validates (the format models), the per-file rules of the corpus tests hold
 (2-4 facts, 1-2 wrong causes, the question names the namespace and gives no fact away, no
-wrong phrase inside a fact, its metric series render once each and keep one type per name),
+wrong phrase inside a fact, at most 5 replicas per workload, its metric series render once
+each and keep one type per name),
 and, applied to the test control plane (started or reused), the cluster reaches the state the
 file claims and shows what its root cause class means in the API (the corpus test's
 `check_by_class`). A failure prints what the namespace shows. The scenario is unloaded
@@ -62,6 +63,10 @@ def file_problems(scenario: Scenario, corpus: list[Scenario]) -> list[str]:
         for fact in scenario.rendered_facts():
             if any(wrong.phrase.lower() in alt.lower() for alt in fact):
                 problems.append(f"wrong phrase {wrong.phrase!r} is inside a fact")
+    for obj in scenario.objects:  # a handful of pods per workload (the corpus test's rule)
+        replicas = (obj.get("spec") or {}).get("replicas")
+        if replicas is not None and not 0 <= replicas <= 5:
+            problems.append(f"{obj['kind']} {obj['metadata']['name']}: replicas {replicas} (0-5)")
     try:
         openmetrics_from_series(scenario_series([scenario]), time.time())
     except ValueError as e:  # a series given twice: the backfill of the whole corpus fails

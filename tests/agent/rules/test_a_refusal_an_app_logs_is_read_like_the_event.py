@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tools.read.shapes import pod as shaped_pod
+from tools.read.shapes_kinds import deployment as shaped_deployment
 from tools.read.shapes_kinds import job as shaped_job
 from tools.read.shapes_kinds import resource_quota
 from tools.results import ToolStatus
@@ -31,6 +32,21 @@ POD = "dispatcher-7d9f8c6b5-abcde"
 names = st.from_regex(r"[a-z][a-z0-9-]{2,16}[a-z0-9]", fullmatch=True)
 # object-count resources an application creates itself (ResourceQuota's count/<resource>)
 made = st.sampled_from(["jobs.batch", "configmaps", "cronjobs.batch", "secrets", "services"])
+
+
+DEPLOYMENT = shaped_deployment(
+    {
+        "metadata": {"name": "dispatcher"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "dispatcher"}},
+            "template": {
+                "metadata": {"labels": {"app": "dispatcher"}},
+                "spec": {"containers": [{"name": "dispatcher", "image": "dispatcher:3.0"}]},
+            },
+        },
+    }
+)
 
 
 def _evidence(i: int, tool: str, data: Any, **args: Any) -> Evidence:
@@ -87,6 +103,7 @@ def _findings(log: list[str], quota: str, resource: str, limit: int, ttl: bool) 
             ),
             _evidence(4, "k8s.jobs", jobs),
             _evidence(5, "k8s.logs", log, pod=POD, container="dispatcher"),
+            _evidence(6, "k8s.deployments", [DEPLOYMENT]),
         ]
     )
     ctx = Ctx(
@@ -149,6 +166,7 @@ def test_an_admission_refusal_in_a_log_names_the_webhook(hook: str, obj: str) ->
     found = _findings([line], "q", "jobs.batch", 1, ttl=True)
     assert [f.cls for f in found] == [CauseClass.ADMISSION_WEBHOOK]
     assert f"admission webhook {hook}.example.com denies the jobs.batch" in found[0].cause
+    assert "pod template" not in found[0].cause  # the Jobs were judged, not its own pods
 
 
 def test_a_refused_pod_or_a_line_that_refuses_nothing_is_no_cause() -> None:

@@ -1128,7 +1128,8 @@ def _admission(
         return None
     hooks, wid = ctx.facts.webhooks()
     theirs = f"{ref.name}'s pods" if made == "pods" else f"the {made} {ref.name} creates"
-    images = _template_images(ctx, ref)
+    # what an admission rule judged: the pod template, when the refused are its pods
+    images = _template_images(ctx, ref) if made == "pods" else []
     denied_what = f" (its pod template's images: {', '.join(images)})" if images else ""
     if policy:
         cause = (

@@ -522,6 +522,9 @@ class PDB(TypedDict):
     # spec.unhealthyPodEvictionPolicy when set (IfHealthyBudget when not): whether a Running
     # pod that is not Ready may be evicted while the budget is not met
     unhealthy_policy: NotRequired[str]
+    # spec.selector given and empty ({}): in policy/v1 it selects every pod of the namespace
+    # (an absent selector selects none; policy/v1beta1 read {} as none)
+    selects_all: NotRequired[bool]
 
 
 class PolicyRule(TypedDict, total=False):

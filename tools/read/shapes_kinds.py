@@ -241,6 +241,13 @@ def pdb(obj: Json) -> p.PDB:
     }
     if spec.get("unhealthyPodEvictionPolicy"):
         out["unhealthy_policy"] = str(spec["unhealthyPodEvictionPolicy"])
+    chosen = spec.get("selector")
+    if (
+        isinstance(chosen, dict)
+        and not chosen.get("matchLabels")
+        and not chosen.get("matchExpressions")
+    ):
+        out["selects_all"] = True
     return out
 
 

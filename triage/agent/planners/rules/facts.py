@@ -39,6 +39,12 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+def budget_selects(pdb: p.PDB, labels: dict[str, str]) -> bool:
+    """A PodDisruptionBudget covers a pod with these labels: its matchLabels all hold, or its
+    selector is empty ({}), which in policy/v1 selects every pod of the namespace."""
+    return bool(pdb.get("selects_all")) or selects(pdb["selector"], labels)
+
+
 def nearly_selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     """The labels carry every key of a selector of two or more, and differ in the value of
     exactly one: a pod its selector would take but for a label set by whoever runs it (an

@@ -30,7 +30,13 @@ from triage.agent.planners.rules.analyzers.storage import waits_for_consumer
 from triage.agent.planners.rules.analyzers.workloads import duration_words
 from triage.agent.planners.rules.chain import link, short, unique
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import Ref, selects, series_values, workload_of
+from triage.agent.planners.rules.facts import (
+    Ref,
+    budget_selects,
+    selects,
+    series_values,
+    workload_of,
+)
 from triage.agent.planners.rules.reads import BUDGET_REFUSED, NODE_EVENTS_ARGS
 from triage.core.cron import cadence_words as cron_words
 from triage.core.models import Claim
@@ -1087,7 +1093,7 @@ def budgets_explained(ctx: Ctx) -> list[Claim | None]:
     if not budgets or not (refused or asked):
         return out
     for b in budgets:
-        mine = [x for x in ctx.focus_pods if selects(b["selector"], x["labels"])]
+        mine = [x for x in ctx.focus_pods if budget_selects(b, x["labels"])]
         if not mine or b["allowed_disruptions"] < 1:
             continue  # a budget that allows nothing now is not "doing its job" here
         bound = (

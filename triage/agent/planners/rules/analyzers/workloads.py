@@ -15,7 +15,7 @@ from triage.agent.planners.rules import text
 from triage.agent.planners.rules.analyzers.common import fatal
 from triage.agent.planners.rules.chain import Finding, Strength, chain, fact, link, short
 from triage.agent.planners.rules.context import Ctx
-from triage.agent.planners.rules.facts import selects, series_values
+from triage.agent.planners.rules.facts import budget_selects, series_values
 from triage.agent.planners.rules.reads import epoch
 from triage.core import cron as cron_
 from triage.core.causes import CauseClass
@@ -872,7 +872,7 @@ def pdbs(ctx: Ctx) -> list[Finding]:
     for pdb in budgets:
         if pdb["allowed_disruptions"] > 0 or not (blocked or cordoned):
             continue
-        pods = [x for x in ctx.facts.pods(ctx.ns)[0] if selects(pdb["selector"], x["labels"])]
+        pods = [x for x in ctx.facts.pods(ctx.ns)[0] if budget_selects(pdb, x["labels"])]
         if not pods:
             continue
         ref = ctx.workload_ref(pods[0])
@@ -973,7 +973,7 @@ def _overlapping_budgets(
     The disruption controller warns MultiplePodDisruptionBudgets on them."""
     pods, _ = ctx.facts.pods(ctx.ns)
     for pod in ctx.focus_pods or pods:
-        over = [b for b in budgets if b["selector"] and selects(b["selector"], pod["labels"])]
+        over = [b for b in budgets if budget_selects(b, pod["labels"])]
         if len(over) < 2:
             continue
         warned = next((e for e in events if e["reason"] == "MultiplePodDisruptionBudgets"), None)
@@ -984,7 +984,7 @@ def _overlapping_budgets(
         on = [n for n in cordoned if pod["node"] == n] or cordoned
         each = "; ".join(
             f"{b['name']} ({_rule(b)}, selector "
-            + ",".join(f"{k}={v}" for k, v in b["selector"].items())
+            + (",".join(f"{k}={v}" for k, v in b["selector"].items()) or "{} (every pod)")
             + f", {b['allowed_disruptions']} allowed)"
             for b in over[:3]
         )
@@ -1028,11 +1028,13 @@ def _spans(ctx: Ctx, pdb: p.PDB, ns: str) -> str:
     unhealthy pod (a chart-wide label) uses up the disruption the other was meant to have."""
     owners: dict[str, list[p.Pod]] = {}
     for x in ctx.facts.pods(ns)[0]:
-        if selects(pdb["selector"], x["labels"]):
+        if budget_selects(pdb, x["labels"]):
             owners.setdefault(ctx.workload_ref(x, ns).name, []).append(x)
     if len(owners) < 2:
         return ""
     sel = ", ".join(f"{k}={v}" for k, v in sorted(pdb["selector"].items()))
+    if pdb.get("selects_all"):
+        sel = "{} (empty: in policy/v1 it selects every pod in the namespace)"
     parts = []
     for owner, xs in sorted(owners.items()):
         sick = [x["name"] for x in xs if not x["ready"]]
@@ -1073,7 +1075,7 @@ def _drain_held(ctx: Ctx, node: str, nid: str | None) -> list[Finding]:
     for ns in sorted({x["namespace"] for x in on} - {ctx.ns}):
         budgets, bid = ctx.facts.pdbs(ns)
         for pdb in budgets:
-            held = [x for x in on if x["namespace"] == ns and selects(pdb["selector"], x["labels"])]
+            held = [x for x in on if x["namespace"] == ns and budget_selects(pdb, x["labels"])]
             if pdb["allowed_disruptions"] > 0 or not held:
                 continue
             names = ", ".join(x["name"] for x in held[:3])
